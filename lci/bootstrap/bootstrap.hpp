@@ -1,0 +1,49 @@
+// How the ranks of a job find each other.
+//
+// A bootstrap gives a process its rank and the job size and carries small
+// key-value pairs between processes (network addresses at device creation).
+// It is used only at set-up and tear-down, never on the data path.
+//
+// Implementations: pmi1 (the PMI-1 wire protocol, spoken by lcrun, MPICH's
+// Hydra and Slurm), local (a job of one process). open() picks one from the
+// environment; LCI_PMI=lcrun|pmi1|local overrides the choice.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace lci::bootstrap {
+
+class bootstrap {
+ public:
+  virtual ~bootstrap() = default;
+  bootstrap() = default;
+  bootstrap(const bootstrap&) = delete;
+  bootstrap& operator=(const bootstrap&) = delete;
+
+  // Name of the mechanism, for lci_info and logs: "lcrun", "pmi1", "local".
+  virtual const char* name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Publishes key=value under this process. Keys are printable, without
+  // spaces or '=', at most 63 characters; values are printable, without
+  // spaces, at most 512 characters (encode binary data, e.g. as hex).
+  virtual void put(const std::string& key, const std::string& value) = 0;
+  // Collective: every put issued before fence() on any rank is visible to
+  // every get() issued after it on any rank. Also a barrier.
+  virtual void fence() = 0;
+  // Value that rank `rank` put under `key` (before a fence). Aborts the
+  // process with a message naming the key if there is none.
+  virtual std::string get(int rank, const std::string& key) = 0;
+  // Collective barrier over all ranks.
+  virtual void barrier() = 0;
+  // Ends the whole job with an error message (does not return).
+  [[noreturn]] virtual void abort(int code, const std::string& message) = 0;
+};
+
+// Opens the bootstrap chosen by the environment. Fatal, with a message, if
+// the environment names a launcher that cannot be reached.
+std::unique_ptr<bootstrap> open();
+
+}  // namespace lci::bootstrap

@@ -1,0 +1,307 @@
+/*
+ * lci.h - the Lightweight Communication Interface, version 1.7 C API.
+ *
+ * Source compatible with programs written for LCI 1.7.x. See docs/API.md in
+ * the project documentation for the semantics of every call.
+ */
+#ifndef LCI_H
+#define LCI_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "lci_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LCI_API __attribute__((visibility("default")))
+
+/* ---- 1. Errors ---------------------------------------------------------- */
+
+typedef enum {
+  LCI_OK = 0,
+  LCI_ERR_RETRY,       /* 1: back-pressure, the call had no effect */
+  LCI_ERR_RETRY_LOCK,  /* 2: never returned, kept for source compatibility */
+  LCI_ERR_RETRY_NOMEM, /* 3: never returned, kept for source compatibility */
+  LCI_ERR_FEATURE_NA,  /* 4 */
+  LCI_ERR_FATAL,       /* 5 */
+} LCI_error_t;
+
+/* ---- 2. Types and constants --------------------------------------------- */
+
+#define LCI_DEFAULT_COMP_REMOTE 0
+#define LCI_SEGMENT_ALL NULL
+#define LCI_RANK_ANY (-1)
+#define LCI_SHORT_SIZE 32
+
+typedef enum { LCI_MATCH_RANKTAG = 0, LCI_MATCH_TAG } LCI_match_t;
+typedef enum { LCI_PORT_COMMAND = 0, LCI_PORT_MESSAGE = 1 } LCI_port_t;
+typedef enum {
+  LCI_COMPLETION_NONE = 0,
+  LCI_COMPLETION_QUEUE,
+  LCI_COMPLETION_HANDLER,
+  LCI_COMPLETION_SYNC,
+} LCI_comp_type_t;
+typedef enum {
+  LCI_IMMEDIATE = 0,
+  LCI_MEDIUM,
+  LCI_LONG,
+  LCI_IOVEC
+} LCI_data_type_t;
+typedef enum { LCI_RDV_WRITE, LCI_RDV_WRITEIMM } LCI_rdv_protocol_t;
+typedef enum {
+  LCI_BACKEND_TRY_LOCK_SEND = 1,
+  LCI_BACKEND_TRY_LOCK_RECV = 1 << 1,
+  LCI_BACKEND_TRY_LOCK_POLL = 1 << 2,
+  LCI_BACKEND_TRY_LOCK_GLOBAL = 1 << 3,
+  LCI_BACKEND_LOCK_GLOBAL = 1 << 4,
+  LCI_BACKEND_TRY_LOCK_MODE_MAX = 1 << 5,
+} LCI_backend_try_lock_mode_t;
+typedef enum {
+  LCI_DEVICE_LOCK_MODE_NONE,
+  LCI_DEVICE_LOCK_MODE_BLOCK,
+  LCI_DEVICE_LOCK_MODE_TRY,
+  LCI_DEVICE_LOCK_MODE_MAX,
+} LCI_DEVICE_LOCK_MODE_t;
+
+typedef uint32_t LCI_tag_t;
+typedef void* LCI_comp_t;
+struct LCII_mr_t;
+typedef struct LCII_mr_t* LCI_segment_t;
+struct LCI_device_s;
+typedef struct LCI_device_s* LCI_device_t;
+struct LCI_endpoint_s;
+typedef struct LCI_endpoint_s* LCI_endpoint_t;
+struct LCI_plist_s;
+typedef struct LCI_plist_s* LCI_plist_t;
+typedef LCI_segment_t LCI_reg_t;
+
+struct LCI_lbuffer_t {
+  LCI_segment_t segment;
+  void* address;
+  size_t length;
+};
+typedef struct LCI_lbuffer_t LCI_lbuffer_t;
+
+struct LCI_mbuffer_t {
+  void* address;
+  size_t length;
+};
+typedef struct LCI_mbuffer_t LCI_mbuffer_t;
+
+typedef union {
+  char val[LCI_SHORT_SIZE];
+} LCI_short_t;
+
+struct LCI_iovec_t {
+  LCI_mbuffer_t piggy_back;
+  LCI_lbuffer_t* lbuffers;
+  int count;
+};
+typedef struct LCI_iovec_t LCI_iovec_t;
+
+typedef union {
+  LCI_short_t immediate;
+  LCI_mbuffer_t mbuffer;
+  LCI_lbuffer_t lbuffer;
+  LCI_iovec_t iovec;
+} LCI_data_t;
+
+typedef struct {
+  LCI_error_t flag;
+  int rank;
+  LCI_tag_t tag;
+  LCI_data_type_t type;
+  LCI_data_t data;
+  void* user_context;
+} LCI_request_t;
+
+typedef void (*LCI_handler_t)(LCI_request_t request);
+
+/* ---- 3. Globals (set by LCI_initialize) ---------------------------------- */
+
+extern LCI_API int LCI_NUM_PROCESSES;
+extern LCI_API int LCI_RANK;
+extern LCI_API int LCI_NUM_DEVICES;
+extern LCI_API int LCI_MAX_ENDPOINTS;
+extern LCI_API int LCI_MAX_TAG;
+extern LCI_API int LCI_MEDIUM_SIZE;
+extern LCI_API int LCI_IOVEC_SIZE;
+extern LCI_API size_t LCI_MAX_SINGLE_MESSAGE_SIZE;
+extern LCI_API int LCI_DEFAULT_TABLE_LENGTH;
+extern LCI_API int LCI_MAX_TABLE_LENGTH;
+extern LCI_API int LCI_DEFAULT_QUEUE_LENGTH;
+extern LCI_API int LCI_MAX_QUEUE_LENGTH;
+extern LCI_API int LCI_MAX_SYNC_LENGTH;
+extern LCI_API LCI_device_t LCI_UR_DEVICE;
+extern LCI_API LCI_endpoint_t LCI_UR_ENDPOINT;
+extern LCI_API LCI_comp_t LCI_UR_CQ;
+
+extern LCI_API int LCI_PACKET_RETURN_THRESHOLD, LCI_IBV_USE_ODP, LCI_TOUCH_LBUFFER,
+    LCI_USE_DREG, LCI_IBV_USE_PREFETCH, LCI_PACKET_SIZE, LCI_SERVER_NUM_PKTS,
+    LCI_SERVER_MAX_SENDS, LCI_SERVER_MAX_RECVS, LCI_SERVER_MAX_CQES,
+    LCI_SEND_SLOW_DOWN_USEC, LCI_RECV_SLOW_DOWN_USEC, LCI_IBV_GID_IDX,
+    LCI_IBV_FORCE_GID_AUTO_SELECT;
+extern LCI_API bool LCI_IBV_ENABLE_EVENT_POLLING_THREAD, LCI_IBV_ENABLE_TD,
+    LCI_ENABLE_PRG_NET_ENDPOINT, LCI_UCX_USE_TRY_LOCK, LCI_UCX_PROGRESS_FOCUSED,
+    LCI_USE_GLOBAL_PACKET_POOL;
+extern LCI_API LCI_rdv_protocol_t LCI_RDV_PROTOCOL;
+extern LCI_API uint64_t LCI_BACKEND_TRY_LOCK_MODE, LCI_DEVICE_LOCK_MODE;
+
+/* ---- Runtime ------------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_initialize();
+LCI_API LCI_error_t LCI_initialized(int* flag);
+LCI_API LCI_error_t LCI_finalize();
+LCI_API LCI_error_t LCI_barrier();
+
+/* ---- Devices ------------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_device_init(LCI_device_t* device_ptr);
+LCI_API LCI_error_t LCI_device_initx(LCI_device_t* device_ptr);
+LCI_API LCI_error_t LCI_device_free(LCI_device_t* device_ptr);
+
+/* ---- Property lists ------------------------------------------------------ */
+
+LCI_API LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr);
+LCI_API LCI_error_t LCI_plist_free(LCI_plist_t* plist_ptr);
+LCI_API LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr);
+LCI_API LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string);
+LCI_API LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type);
+LCI_API LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_type);
+LCI_API LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port,
+                                            LCI_comp_type_t comp_type);
+LCI_API LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp);
+
+/* ---- Endpoints ----------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device,
+                                      LCI_plist_t plist);
+LCI_API LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr);
+
+/* ---- Memory registration and segments ------------------------------------ */
+
+LCI_API LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t length,
+                                        LCI_segment_t* segment);
+LCI_API LCI_error_t LCI_memory_deregister(LCI_segment_t* segment);
+LCI_API LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string);
+LCI_API LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment);
+
+/* ---- Buffers ------------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer);
+LCI_API LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer);
+LCI_API LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size,
+                                      LCI_lbuffer_t* lbuffer);
+LCI_API LCI_error_t LCI_lbuffer_memalign(LCI_device_t device, size_t size, size_t alignment,
+                                         LCI_lbuffer_t* lbuffer);
+LCI_API LCI_error_t LCI_lbuffer_free(LCI_lbuffer_t lbuffer);
+LCI_API size_t LCI_get_iovec_piggy_back_size(int count);
+
+/* ---- Completion queue ---------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq);
+LCI_API LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length,
+                                      LCI_comp_t* cq);
+LCI_API LCI_error_t LCI_queue_free(LCI_comp_t* cq);
+LCI_API LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request);
+LCI_API LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request);
+LCI_API LCI_error_t LCI_queue_pop_multiple(LCI_comp_t cq, size_t request_count,
+                                           LCI_request_t* requests, size_t* return_count);
+LCI_API LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count,
+                                            LCI_request_t* requests);
+LCI_API LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len);
+
+/* ---- Synchronizer -------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_sync_create(LCI_device_t device, int threshold,
+                                    LCI_comp_t* completion);
+LCI_API LCI_error_t LCI_sync_free(LCI_comp_t* completion);
+LCI_API LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request);
+LCI_API LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]);
+LCI_API LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]);
+
+/* ---- Handler ------------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler,
+                                       LCI_comp_t* completion);
+
+/* ---- Two-sided ----------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag);
+LCI_API LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag,
+                              LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                              LCI_tag_t tag);
+LCI_API LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                               LCI_tag_t tag);
+LCI_API LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                               LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                              LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag,
+                               LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
+                              LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
+                              LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
+                              LCI_comp_t completion, void* user_context);
+LCI_API LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
+                              LCI_comp_t completion, void* user_context);
+
+/* ---- One-sided ----------------------------------------------------------- */
+
+LCI_API LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag,
+                             uintptr_t remote_completion);
+LCI_API LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                              LCI_tag_t tag, uintptr_t remote_completion);
+LCI_API LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                               LCI_tag_t tag, uintptr_t remote_completion);
+LCI_API LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                               LCI_tag_t tag, uintptr_t remote_completion,
+                               LCI_comp_t local_completion, void* user_context);
+LCI_API LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                             LCI_tag_t tag, LCI_mbuffer_t remote_buffer,
+                             uintptr_t remote_completion);
+LCI_API LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                              LCI_tag_t tag, LCI_mbuffer_t remote_buffer,
+                              uintptr_t remote_completion);
+LCI_API LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t completion,
+                              int rank, LCI_tag_t tag, uintptr_t remote_completion,
+                              void* user_context);
+LCI_API LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer,
+                             LCI_comp_t local_completion, int rank, LCI_tag_t tag,
+                             LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
+                             void* user_context);
+LCI_API LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t length,
+                             LCI_comp_t local_completion, int rank, LCI_tag_t tag,
+                             LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
+                             void* user_context);
+LCI_API LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completion,
+                              int rank, LCI_tag_t tag, uintptr_t remote_completion,
+                              void* user_context);
+LCI_API LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec,
+                             LCI_comp_t local_completion, int rank, LCI_tag_t tag,
+                             LCI_iovec_t remote_iovec, uintptr_t remote_completion,
+                             void* user_context);
+LCI_API LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec,
+                             LCI_comp_t local_completion, int rank, LCI_tag_t tag,
+                             LCI_iovec_t remote_iovec, uintptr_t remote_completion,
+                             void* user_context);
+
+/* ---- Bulk completion and progress ---------------------------------------- */
+
+LCI_API LCI_error_t LCI_fence_wait(LCI_endpoint_t ep);
+LCI_API LCI_error_t LCI_gfence_wait(LCI_endpoint_t ep);
+LCI_API LCI_error_t LCI_progress(LCI_device_t device);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LCI_H */
