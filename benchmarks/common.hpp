@@ -1,0 +1,277 @@
+// Shared pieces of the benchmark programs: the option parser, the clock,
+// core pinning, a bounded spin-wait helper and the result printer.
+//
+// Every benchmark accepts the same core options, so the driver script can
+// pass one command line to each program:
+//   --iters N     timed iterations per measurement
+//   --warmup N    untimed iterations before each measurement
+//   --min-size B, --max-size B   range of message sizes (bytes)
+//   --window W    messages per window in message-rate tests
+//   --csv         machine-readable output: impl,test,size,value,unit
+//   --pin         pin rank r to the r-th CPU this process may run on
+//   --timeout S   give up (abort) if one wait lasts longer than S seconds
+// and may add options of its own through `extra_option`.
+//
+// Output: configuration lines start with "# " (ignored by CSV readers); a
+// result is one table row or one CSV line, printed as soon as it is known.
+// Only the caller decides which rank prints.
+#pragma once
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// ---- clock --------------------------------------------------------------------
+
+inline double now_s() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// ---- options ------------------------------------------------------------------
+
+struct options {
+  long iters = 10000;
+  long warmup = 1000;
+  size_t min_size = 8;
+  size_t max_size = 0;  // 0: the program's natural maximum
+  int window = 64;
+  bool csv = false;
+  bool pin = false;
+  double timeout_s = 30.0;
+};
+
+// A program-specific option. `arg` is nullptr for a flag without a value.
+// `set` receives the value (or nullptr for a flag) and returns false if the
+// value is malformed.
+struct extra_option {
+  const char* name;  // with the leading "--"
+  const char* arg;   // e.g. "KIND", or nullptr for a flag
+  const char* help;
+  std::function<bool(const char*)> set;
+};
+
+[[noreturn]] inline void die(const char* program, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+  std::exit(2);
+}
+
+namespace detail {
+
+inline bool parse_long(const char* s, long lo, long hi, long* out) {
+  if (!s || !*s) return false;
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(s, &end, 10);
+  if (errno || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+inline bool parse_double(const char* s, double lo, double hi, double* out) {
+  if (!s || !*s) return false;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s, &end);
+  if (errno || *end || !(v >= lo && v <= hi)) return false;
+  *out = v;
+  return true;
+}
+
+inline void print_usage(FILE* f, const char* program, const char* description,
+                        const std::vector<extra_option>& extra) {
+  std::fprintf(f, "Usage: lcrun -n 2 %s [options]\n\n%s\n\nOptions:\n", program, description);
+  auto line = [f](const char* name, const char* arg, const char* help) {
+    std::string left = std::string("  ") + name + (arg ? std::string(" ") + arg : "");
+    std::fprintf(f, "%-24s %s\n", left.c_str(), help);
+  };
+  line("--help", nullptr, "print this help and exit");
+  line("--iters", "N", "timed iterations per measurement (default 10000)");
+  line("--warmup", "N", "untimed iterations before each measurement (default 1000)");
+  line("--min-size", "BYTES", "smallest message size (default 8)");
+  line("--max-size", "BYTES", "largest message size (default: the medium size)");
+  line("--window", "W", "messages per window in the message-rate test (default 64)");
+  line("--csv", nullptr, "print results as CSV lines impl,test,size,value,unit");
+  line("--pin", nullptr, "pin rank r to the r-th CPU of the allowed set");
+  line("--timeout", "SECONDS", "abort if a single wait exceeds this (default 30)");
+  for (const extra_option& o : extra) line(o.name, o.arg, o.help);
+}
+
+}  // namespace detail
+
+// Parses argv into `opts` and the extra options. Prints help and exits 0 on
+// --help; prints a message and exits 2 on a bad option.
+inline void parse_options(int argc, char** argv, const char* description, options& opts,
+                          const std::vector<extra_option>& extra = {}) {
+  const char* program = argc > 0 ? argv[0] : "benchmark";
+  if (const char* slash = std::strrchr(program, '/')) program = slash + 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    const char* inline_value = nullptr;
+    std::string::size_type eq = flag.find('=');
+    if (flag.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+      inline_value = argv[i] + eq + 1;
+      flag.resize(eq);
+    }
+    // Fetches the option's value: "--opt=value" or "--opt value".
+    auto value = [&]() -> const char* {
+      if (inline_value) return inline_value;
+      if (i + 1 >= argc) die(program, "option " + flag + " needs a value (see --help)");
+      return argv[++i];
+    };
+    auto bad = [&](const char* v, const char* what) {
+      die(program, "bad value '" + std::string(v ? v : "") + "' for " + flag + ": expected " +
+                       what);
+    };
+    long n = 0;
+    if (flag == "--help" || flag == "-h") {
+      detail::print_usage(stdout, program, description, extra);
+      std::exit(0);
+    } else if (flag == "--iters") {
+      const char* v = value();
+      if (!detail::parse_long(v, 1, 1000000000L, &n)) bad(v, "an integer in [1, 1e9]");
+      opts.iters = n;
+    } else if (flag == "--warmup") {
+      const char* v = value();
+      if (!detail::parse_long(v, 0, 1000000000L, &n)) bad(v, "an integer in [0, 1e9]");
+      opts.warmup = n;
+    } else if (flag == "--min-size") {
+      const char* v = value();
+      if (!detail::parse_long(v, 0, 1L << 30, &n)) bad(v, "a size in bytes");
+      opts.min_size = static_cast<size_t>(n);
+    } else if (flag == "--max-size") {
+      const char* v = value();
+      if (!detail::parse_long(v, 1, 1L << 30, &n)) bad(v, "a size in bytes");
+      opts.max_size = static_cast<size_t>(n);
+    } else if (flag == "--window") {
+      const char* v = value();
+      if (!detail::parse_long(v, 1, 4096, &n)) bad(v, "an integer in [1, 4096]");
+      opts.window = static_cast<int>(n);
+    } else if (flag == "--timeout") {
+      const char* v = value();
+      if (!detail::parse_double(v, 0.001, 86400.0, &opts.timeout_s)) bad(v, "seconds");
+    } else if (flag == "--csv") {
+      opts.csv = true;
+    } else if (flag == "--pin") {
+      opts.pin = true;
+    } else {
+      bool known = false;
+      for (const extra_option& o : extra) {
+        if (flag != o.name) continue;
+        known = true;
+        const char* v = o.arg ? value() : nullptr;
+        if (!o.set(v)) bad(v, o.arg ? o.arg : "no value");
+        break;
+      }
+      if (!known) die(program, "unknown option '" + flag + "' (see --help)");
+    }
+  }
+  if (opts.max_size && opts.min_size > opts.max_size)
+    die(program, "--min-size is larger than --max-size");
+}
+
+// ---- pinning ------------------------------------------------------------------
+
+// Pins the calling process to the (index mod n)-th CPU of its allowed set.
+// Returns the CPU, or -1 (with a warning) if pinning failed.
+inline int pin_to_cpu(int index) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    std::perror("sched_getaffinity");
+    return -1;
+  }
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.empty()) return -1;
+  const int cpu = cpus[static_cast<size_t>(index) % cpus.size()];
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+    std::perror("sched_setaffinity");
+    return -1;
+  }
+  return cpu;
+}
+
+// ---- bounded waiting ----------------------------------------------------------
+
+// Spins on `step` (which polls and returns true when the awaited event has
+// happened) for at most `timeout_s` seconds; reads the clock only every 4096
+// steps so the check stays off the critical path. Aborts the program with
+// `what` in the message on timeout: a benchmark that hangs is a bug.
+template <typename Step>
+inline void spin_until(Step&& step, double timeout_s, const char* what) {
+  if (step()) return;
+  const double deadline = now_s() + timeout_s;
+  for (;;) {
+    for (int i = 0; i < 4096; ++i)
+      if (step()) return;
+    if (now_s() > deadline) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "benchmark: timed out after %.1f s waiting for %s\n", timeout_s, what);
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
+  }
+}
+
+// ---- sizes --------------------------------------------------------------------
+
+// Powers of two from min to max, plus max itself if it is not a power of two.
+inline std::vector<size_t> size_ladder(size_t min_size, size_t max_size) {
+  std::vector<size_t> sizes;
+  size_t s = 1;
+  while (s < min_size) s <<= 1;
+  for (; s <= max_size; s <<= 1) sizes.push_back(s);
+  if (min_size <= max_size && (sizes.empty() || sizes.back() != max_size))
+    sizes.push_back(max_size);
+  return sizes;
+}
+
+// ---- results ------------------------------------------------------------------
+
+// Prints results as an aligned table or as CSV lines "impl,test,size,value,unit".
+class printer {
+ public:
+  printer(const char* impl, bool csv) : impl_(impl), csv_(csv) {}
+
+  // A configuration line ("# key: value"), printed in both modes.
+  void config(const char* key, const std::string& value) const {
+    std::printf("# %-14s %s\n", (std::string(key) + ":").c_str(), value.c_str());
+  }
+
+  void row(const char* test, size_t size, double value, const char* unit) {
+    if (csv_) {
+      std::printf("%s,%s,%zu,%.4f,%s\n", impl_, test, size, value, unit);
+    } else {
+      if (!header_done_) {
+        std::printf("%-6s %-8s %10s %14s  %s\n", "impl", "test", "size", "value", "unit");
+        header_done_ = true;
+      }
+      std::printf("%-6s %-8s %10zu %14.4f  %s\n", impl_, test, size, value, unit);
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  const char* impl_;
+  bool csv_;
+  bool header_done_ = false;
+};
+
+}  // namespace bench

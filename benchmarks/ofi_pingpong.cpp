@@ -1,0 +1,398 @@
+// ofi_pingpong: the raw-libfabric reference for lci_pingpong.
+//
+// It opens the provider the way the LCI library does (RDM endpoint, 64-bit
+// immediate data in an FI_CQ_FORMAT_DATA queue, FI_THREAD_SAFE domain,
+// manual progress driven by fi_cq_read, untagged fi_recv into pre-posted
+// buffers) and does the least work that protocol allows, so its figures
+// are the floor that LCI is compared against:
+//   short    32-byte ping-pong (what LCI_sends sends), one-way latency;
+//   medium   ping-pong per size; fi_injectdata up to the provider's inject
+//            size, else fi_senddata from a registered buffer (the send
+//            completion is awaited before the buffer is reused);
+//   msgrate  rank 0 streams windows of W 8-byte messages, rank 1 answers
+//            each window with one 8-byte ack; messages/s over all windows.
+// A received buffer is re-posted as soon as its completion is read (LCI
+// re-posts a fresh packet at the same point).
+//
+// Run with exactly two ranks: lcrun -n 2 ofi_pingpong [--csv].
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "lci/bootstrap/bootstrap.hpp"
+
+namespace {
+
+lci::bootstrap::bootstrap* g_boot = nullptr;
+
+[[noreturn]] void fail(const char* fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (g_boot) g_boot->abort(1, std::string("ofi_pingpong: ") + msg);
+  std::fprintf(stderr, "ofi_pingpong: %s\n", msg);
+  std::exit(1);
+}
+
+void check(int rc, const char* what) {
+  if (rc) fail("%s failed: %s (%d)", what, fi_strerror(-rc), rc);
+}
+
+std::string to_hex(const void* data, size_t len) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < len; ++i) {
+    s.push_back(digits[p[i] >> 4]);
+    s.push_back(digits[p[i] & 15]);
+  }
+  return s;
+}
+
+std::vector<unsigned char> from_hex(const std::string& s) {
+  auto nibble = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    fail("malformed peer address '%s'", std::string(1, c).c_str());
+  };
+  std::vector<unsigned char> out(s.size() / 2);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+  return out;
+}
+
+// One RDM endpoint with its buffers. Objects are created in the order
+// fabric, domain, cq, av, endpoint, memory registration and closed in
+// reverse by the destructor. Single-threaded: one thread posts and polls.
+//
+// Buffers live in one registered slab: the send buffer, then `nrecv`
+// receive buffers of `buf_size` bytes each. A posted receive's context is
+// its buffer address; a send's context is `&send_ctx_`.
+class rdm_endpoint {
+ public:
+  rdm_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, size_t want_recvs,
+               bool rma_caps)
+      : buf_size_(buf_size) {
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    if (rma_caps) hints->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->mode = 0;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                                  FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_SAFE;
+    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    hints->tx_attr->op_flags = 0;
+    int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
+    fi_freeinfo(hints);
+    if (rc || !info_)
+      fail("no provider offers RDM endpoints with FI_MSG (fi_getinfo: %s); check FI_PROVIDER",
+           fi_strerror(-rc));
+    if (info_->domain_attr->cq_data_size < 8)
+      fail("provider %s carries only %zu bytes of immediate data, 8 are needed",
+           info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size);
+    provider_ = info_->fabric_attr->prov_name;
+    inject_size_ = info_->tx_attr->inject_size;
+    nrecv_ = std::max<size_t>(1, std::min(want_recvs, info_->rx_attr->size));
+    const uint64_t mr_mode = info_->domain_attr->mr_mode;
+
+    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
+    check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_DATA;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    av_attr.count = static_cast<size_t>(boot.size());
+    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
+    check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
+    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
+    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
+    check(fi_enable(ep_), "fi_enable");
+
+    // Buffers: registered once, whatever the provider's mr_mode asks for.
+    slab_bytes_ = buf_size_ * (nrecv_ + 1);
+    slab_ = static_cast<char*>(std::aligned_alloc(4096, (slab_bytes_ + 4095) / 4096 * 4096));
+    if (!slab_) fail("cannot allocate %zu bytes of buffers", slab_bytes_);
+    std::memset(slab_, 0, slab_bytes_);
+    const uint64_t key = (mr_mode & FI_MR_PROV_KEY) ? 0 : 1;
+    check(fi_mr_reg(domain_, slab_, slab_bytes_, FI_SEND | FI_RECV, 0, key, 0, &mr_, nullptr),
+          "fi_mr_reg");
+    if (mr_mode & FI_MR_ENDPOINT) {
+      check(fi_mr_bind(mr_, &ep_->fid, 0), "fi_mr_bind");
+      check(fi_mr_enable(mr_), "fi_mr_enable");
+    }
+    desc_ = fi_mr_desc(mr_);
+
+    // Address exchange: fi_addr r is rank r.
+    char name[256];
+    size_t namelen = sizeof(name);
+    check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
+    boot.put("ofi_pingpong", to_hex(name, namelen));
+    boot.fence();
+    addrs_.resize(static_cast<size_t>(boot.size()));
+    for (int r = 0; r < boot.size(); ++r) {
+      std::vector<unsigned char> a = from_hex(boot.get(r, "ofi_pingpong"));
+      if (fi_av_insert(av_, a.data(), 1, &addrs_[static_cast<size_t>(r)], 0, nullptr) != 1)
+        fail("fi_av_insert of rank %d's address failed", r);
+    }
+    rank_bits_ = static_cast<uint64_t>(static_cast<uint32_t>(boot.rank())) << 32;
+
+    for (size_t i = 0; i < nrecv_; ++i) post_recv(recv_buffer(i));
+    // Every receive is posted before any peer sends.
+    boot.barrier();
+  }
+
+  ~rdm_endpoint() {
+    auto close = [](fid* f, const char* what) {
+      if (f && fi_close(f) != 0) std::fprintf(stderr, "ofi_pingpong: closing the %s failed\n", what);
+    };
+    close(ep_ ? &ep_->fid : nullptr, "endpoint");
+    close(mr_ ? &mr_->fid : nullptr, "memory registration");
+    close(av_ ? &av_->fid : nullptr, "address vector");
+    close(cq_ ? &cq_->fid : nullptr, "completion queue");
+    close(domain_ ? &domain_->fid : nullptr, "domain");
+    close(fabric_ ? &fabric_->fid : nullptr, "fabric");
+    std::free(slab_);
+    if (info_) fi_freeinfo(info_);
+  }
+  rdm_endpoint(const rdm_endpoint&) = delete;
+  rdm_endpoint& operator=(const rdm_endpoint&) = delete;
+
+  const std::string& provider() const { return provider_; }
+  size_t inject_size() const { return inject_size_; }
+  size_t posted_recvs() const { return nrecv_; }
+  char* send_buffer() { return slab_; }
+  uint64_t recvs_done() const { return recvs_done_; }
+
+  // Sends len bytes from the send buffer to `rank` with 64-bit immediate
+  // data (rank in the upper half, like LCI). Retries while the provider is
+  // out of resources, progressing meanwhile.
+  void send(int rank, size_t len, uint32_t header, double timeout_s) {
+    const uint64_t data = rank_bits_ | header;
+    const fi_addr_t dest = addrs_[static_cast<size_t>(rank)];
+    if (len <= inject_size_) {
+      bench::spin_until(
+          [&] {
+            ssize_t rc = fi_injectdata(ep_, slab_, len, data, dest);
+            if (rc == 0) return true;
+            if (rc != -FI_EAGAIN) fail("fi_injectdata: %s", fi_strerror(static_cast<int>(-rc)));
+            poll();
+            return false;
+          },
+          timeout_s, "fi_injectdata to accept a message");
+      return;
+    }
+    // The buffer is about to be reused: its previous send must be done.
+    wait_sends_done(timeout_s);
+    bench::spin_until(
+        [&] {
+          ssize_t rc = fi_senddata(ep_, slab_, len, desc_, data, dest, &send_ctx_);
+          if (rc == 0) return true;
+          if (rc != -FI_EAGAIN) fail("fi_senddata: %s", fi_strerror(static_cast<int>(-rc)));
+          poll();
+          return false;
+        },
+        timeout_s, "fi_senddata to accept a message");
+    ++sends_pending_;
+  }
+
+  void wait_sends_done(double timeout_s) {
+    bench::spin_until([&] { return sends_pending_ == 0 || (poll(), sends_pending_ == 0); },
+                      timeout_s, "a send completion");
+  }
+
+  // Progresses until `target` receives in total have completed.
+  void wait_recvs(uint64_t target, double timeout_s) {
+    bench::spin_until([&] { return recvs_done_ >= target || (poll(), recvs_done_ >= target); },
+                      timeout_s, "a message from the peer");
+  }
+
+  // Reads up to a batch of completions; re-posts each received buffer.
+  void poll() {
+    constexpr int batch = 16;
+    fi_cq_data_entry entries[batch];
+    ssize_t n = fi_cq_read(cq_, entries, batch);
+    if (n <= 0) {
+      if (n == 0 || n == -FI_EAGAIN) return;
+      on_cq_error(n);
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      void* ctx = entries[i].op_context;
+      if (ctx == &send_ctx_) {
+        --sends_pending_;
+      } else {
+        ++recvs_done_;
+        post_recv(static_cast<char*>(ctx));
+      }
+    }
+  }
+
+ private:
+  char* recv_buffer(size_t i) { return slab_ + buf_size_ * (i + 1); }
+
+  void post_recv(char* buf) {
+    // A refused re-post is retried at once: with one receive consumed per
+    // completion, the queue always has room for it.
+    for (int tries = 0; tries < 1000000; ++tries) {
+      ssize_t rc = fi_recv(ep_, buf, buf_size_, desc_, FI_ADDR_UNSPEC, buf);
+      if (rc == 0) return;
+      if (rc != -FI_EAGAIN) fail("fi_recv: %s", fi_strerror(static_cast<int>(-rc)));
+    }
+    fail("fi_recv kept returning FI_EAGAIN");
+  }
+
+  [[noreturn]] void on_cq_error(ssize_t rc) {
+    if (rc == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      fi_cq_readerr(cq_, &err, 0);
+      fail("operation failed: %s (%s)", fi_strerror(err.err),
+           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
+    }
+    fail("fi_cq_read: %s", fi_strerror(static_cast<int>(-rc)));
+  }
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fid_mr* mr_ = nullptr;
+  void* desc_ = nullptr;
+  char* slab_ = nullptr;
+  size_t slab_bytes_ = 0;
+  size_t buf_size_;
+  size_t nrecv_ = 0;
+  size_t inject_size_ = 0;
+  std::vector<fi_addr_t> addrs_;
+  uint64_t rank_bits_ = 0;
+  std::string provider_;
+  char send_ctx_ = 0;  // its address marks send completions
+  uint64_t recvs_done_ = 0;
+  long sends_pending_ = 0;
+};
+
+// Ping-pong of `size` bytes; returns the one-way latency in microseconds
+// (rank 0's figure; rank 1 returns 0).
+double pingpong(rdm_endpoint& ep, int rank, size_t size, uint32_t header,
+                const bench::options& opt) {
+  const int peer = 1 - rank;
+  const long total = opt.warmup + opt.iters;
+  uint64_t expect = ep.recvs_done();
+  double t0 = 0;
+  for (long i = 0; i < total; ++i) {
+    if (i == opt.warmup) t0 = bench::now_s();
+    if (rank == 0) {
+      ep.send(peer, size, header, opt.timeout_s);
+      ep.wait_recvs(++expect, opt.timeout_s);
+    } else {
+      ep.wait_recvs(++expect, opt.timeout_s);
+      ep.send(peer, size, header, opt.timeout_s);
+    }
+  }
+  const double elapsed = bench::now_s() - t0;
+  ep.wait_sends_done(opt.timeout_s);
+  g_boot->barrier();
+  return rank == 0 ? elapsed * 1e6 / (2.0 * static_cast<double>(opt.iters)) : 0.0;
+}
+
+// Windows of W 8-byte messages from rank 0, one 8-byte ack per window from
+// rank 1. Returns millions of messages per second (rank 0; rank 1: 0).
+double message_rate(rdm_endpoint& ep, int rank, long windows, long warmup_windows,
+                    const bench::options& opt) {
+  const int peer = 1 - rank;
+  const int w = opt.window;
+  uint64_t expect = ep.recvs_done();
+  double t0 = 0;
+  for (long k = 0; k < warmup_windows + windows; ++k) {
+    if (k == warmup_windows) t0 = bench::now_s();
+    if (rank == 0) {
+      for (int j = 0; j < w; ++j) ep.send(peer, 8, static_cast<uint32_t>(j), opt.timeout_s);
+      ep.wait_recvs(++expect, opt.timeout_s);
+    } else {
+      expect += static_cast<uint64_t>(w);
+      ep.wait_recvs(expect, opt.timeout_s);
+      ep.send(peer, 8, 0xffffu, opt.timeout_s);
+    }
+  }
+  const double elapsed = bench::now_s() - t0;
+  ep.wait_sends_done(opt.timeout_s);
+  g_boot->barrier();
+  return rank == 0 ? static_cast<double>(windows) * w / elapsed / 1e6 : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::options opt;
+  long rate_windows = 2000;
+  size_t medium_size = 12224;
+  bool rma_caps = false;
+  std::vector<bench::extra_option> extra = {
+      {"--windows", "N", "timed windows in the message-rate test (default 2000)",
+       [&](const char* v) { return (rate_windows = std::atol(v)) > 0; }},
+      {"--medium-size", "BYTES",
+       "default --max-size: LCI_MEDIUM_SIZE of the library compared (default 12224)",
+       [&](const char* v) { return (medium_size = std::strtoul(v, nullptr, 10)) > 0; }},
+      {"--rma-caps", nullptr, "also ask for the RMA capabilities the LCI library asks for",
+       [&](const char*) { return rma_caps = true; }},
+  };
+  bench::parse_options(argc, argv,
+                       "Raw libfabric reference: one-way ping-pong latency (short, medium) and\n"
+                       "8-byte message rate between two ranks, over the provider FI_PROVIDER names.",
+                       opt, extra);
+  if (opt.max_size == 0) opt.max_size = medium_size;
+
+  std::unique_ptr<lci::bootstrap::bootstrap> boot = lci::bootstrap::open();
+  g_boot = boot.get();
+  const int rank = boot->rank();
+  if (boot->size() != 2) fail("needs exactly 2 ranks (run: lcrun -n 2 ofi_pingpong), got %d", boot->size());
+  const int cpu = opt.pin ? bench::pin_to_cpu(rank) : -1;
+
+  const size_t buf_size = std::max<size_t>(opt.max_size, 32);
+  const size_t want_recvs = std::max<size_t>(1024, 2 * static_cast<size_t>(opt.window) + 2);
+  rdm_endpoint ep(*boot, buf_size, want_recvs, rma_caps);
+  if (ep.posted_recvs() < static_cast<size_t>(opt.window) + 1)
+    fail("the provider's receive queue (%zu) is shorter than --window + 1", ep.posted_recvs());
+
+  bench::printer out("ofi", opt.csv);
+  const long warmup_windows = std::max<long>(1, opt.warmup / opt.window);
+  if (rank == 0) {
+    out.config("impl", "ofi (raw libfabric)");
+    out.config("provider", ep.provider() + ", inject size " + std::to_string(ep.inject_size()) +
+                               ", " + std::to_string(ep.posted_recvs()) + " receives posted" +
+                               (rma_caps ? ", RMA caps" : ""));
+    out.config("iterations", std::to_string(opt.iters) + " timed + " + std::to_string(opt.warmup) +
+                                 " warm-up per size");
+    out.config("message rate", std::to_string(rate_windows) + " windows of " +
+                                   std::to_string(opt.window) + " x 8 B, 1 ack per window");
+    out.config("pinning", opt.pin ? "rank 0 on cpu " + std::to_string(cpu) : "off");
+    out.config("units", "latency: one-way us (round trip / 2); rate: million messages/s");
+  }
+
+  double us = pingpong(ep, rank, 32, 0, opt);
+  if (rank == 0) out.row("short", 32, us, "us");
+  for (size_t size : bench::size_ladder(opt.min_size, opt.max_size)) {
+    us = pingpong(ep, rank, size, 1, opt);
+    if (rank == 0) out.row("medium", size, us, "us");
+  }
+  double rate = message_rate(ep, rank, rate_windows, warmup_windows, opt);
+  if (rank == 0) out.row("msgrate", 8, rate, "Mmsg/s");
+  return 0;
+}

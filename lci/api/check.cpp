@@ -1,0 +1,140 @@
+// The live-handle registry and the argument checks of debug builds.
+#include "lci/api/check.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+
+#include "lci/core/log.hpp"
+#include "lci/core/runtime.hpp"
+
+namespace lci::debug {
+namespace {
+std::mutex g_mutex;
+std::unordered_map<const void*, handle_kind>& registry() {
+  static auto* map = new std::unordered_map<const void*, handle_kind>;
+  return *map;
+}
+const char* kind_name(handle_kind k) {
+  switch (k) {
+    case handle_kind::device: return "device";
+    case handle_kind::endpoint: return "endpoint";
+    case handle_kind::plist: return "property list";
+    case handle_kind::queue: return "completion queue";
+    case handle_kind::sync: return "synchronizer";
+    case handle_kind::handler: return "handler";
+  }
+  return "object";
+}
+// What the registry knows about a handle: its kind, or not live.
+bool lookup(const void* handle, handle_kind* kind) {
+  std::lock_guard<std::mutex> guard(g_mutex);
+  auto it = registry().find(handle);
+  if (it == registry().end()) return false;
+  *kind = it->second;
+  return true;
+}
+}  // namespace
+
+void track(const void* handle, handle_kind kind) {
+  if (!enabled) return;
+  std::lock_guard<std::mutex> guard(g_mutex);
+  registry()[handle] = kind;
+}
+
+void untrack(const void* handle) {
+  if (!enabled) return;
+  std::lock_guard<std::mutex> guard(g_mutex);
+  registry().erase(handle);
+}
+
+bool is_live(const void* handle, handle_kind kind) {
+  handle_kind k;
+  return lookup(handle, &k) && k == kind;
+}
+
+LCI_error_t fail(const char* call, const char* fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  log_message(log_level::error, "%s: %s", call, msg);
+  return LCI_ERR_FATAL;
+}
+
+LCI_error_t check_handle(const char* call, const char* arg, const void* handle, handle_kind kind) {
+  if (!handle) return fail(call, "argument %s is NULL", arg);
+  handle_kind k;
+  if (!lookup(handle, &k))
+    return fail(call, "argument %s (%p) is not a live %s (freed or never created)", arg, handle,
+                kind_name(kind));
+  if (k != kind)
+    return fail(call, "argument %s (%p) is a %s, not a %s", arg, handle, kind_name(k),
+                kind_name(kind));
+  return LCI_OK;
+}
+
+LCI_error_t check_comp_any(const char* call, const char* arg, LCI_comp_t comp) {
+  if (!comp) return fail(call, "argument %s is NULL", arg);
+  handle_kind k;
+  if (!lookup(comp, &k) ||
+      (k != handle_kind::queue && k != handle_kind::sync && k != handle_kind::handler))
+    return fail(call, "argument %s (%p) is not a live completion object", arg, comp);
+  return LCI_OK;
+}
+
+LCI_error_t check_endpoint(const char* call, LCI_endpoint_t ep) {
+  return check_handle(call, "ep", ep, handle_kind::endpoint);
+}
+
+LCI_error_t check_device(const char* call, LCI_device_t device) {
+  return check_handle(call, "device", device, handle_kind::device);
+}
+
+LCI_error_t check_rank(const char* call, int rank, bool allow_any) {
+  if (allow_any && rank == LCI_RANK_ANY) return LCI_OK;
+  if (rank < 0 || rank >= LCI_NUM_PROCESSES)
+    return fail(call, "argument rank = %d is out of range [0, %d)", rank, LCI_NUM_PROCESSES);
+  return LCI_OK;
+}
+
+LCI_error_t check_tag(const char* call, LCI_tag_t tag) {
+  if (tag > static_cast<LCI_tag_t>(LCI_MAX_TAG))
+    return fail(call, "argument tag = %u is over LCI_MAX_TAG (%d)", tag, LCI_MAX_TAG);
+  return LCI_OK;
+}
+
+LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
+                            LCI_port_t port, LCI_comp_t comp, bool required) {
+  auto* e = reinterpret_cast<endpoint*>(ep);
+  LCI_comp_type_t type = port == LCI_PORT_COMMAND ? e->cmd_comp_type : e->msg_comp_type;
+  const char* port_name = port == LCI_PORT_COMMAND ? "command" : "message";
+  if (type == LCI_COMPLETION_NONE) return LCI_OK;
+  if (!comp) {
+    if (required) return fail(call, "argument %s is NULL but the result is only delivered through it", arg);
+    return LCI_OK;
+  }
+  handle_kind k;
+  if (!lookup(comp, &k))
+    return fail(call, "argument %s (%p) is not a live completion object", arg, comp);
+  handle_kind want = type == LCI_COMPLETION_QUEUE ? handle_kind::queue
+                     : type == LCI_COMPLETION_SYNC ? handle_kind::sync
+                                                   : handle_kind::handler;
+  if (k != want)
+    return fail(call, "argument %s is a %s but the endpoint's %s port signals a %s", arg,
+                kind_name(k), port_name, kind_name(want));
+  return LCI_OK;
+}
+
+LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer) {
+  if (buffer.length > static_cast<size_t>(LCI_MEDIUM_SIZE))
+    return fail(call, "argument %s.length = %zu is over LCI_MEDIUM_SIZE (%d)", arg,
+                buffer.length, LCI_MEDIUM_SIZE);
+  if (!buffer.address && buffer.length)
+    return fail(call, "argument %s.address is NULL with length %zu", arg, buffer.length);
+  return LCI_OK;
+}
+
+}  // namespace lci::debug

@@ -1,0 +1,57 @@
+// Argument validation for the C entry points (debug builds only).
+//
+// With -DLCI_DEBUG=ON every call validates its arguments and, on bad input,
+// prints one line naming the call and the argument and returns
+// LCI_ERR_FATAL. Handles are checked against a registry of live objects
+// (not by reading the object, which may have been freed). In release builds
+// every check compiles to nothing.
+#pragma once
+
+#include "lci.h"
+
+namespace lci::debug {
+
+enum class handle_kind { device, endpoint, plist, queue, sync, handler };
+
+#if LCI_ENABLE_DEBUG
+inline constexpr bool enabled = true;
+#else
+inline constexpr bool enabled = false;
+#endif
+
+void track(const void* handle, handle_kind kind);
+void untrack(const void* handle);
+bool is_live(const void* handle, handle_kind kind);
+// Prints "call: message" and returns LCI_ERR_FATAL.
+LCI_error_t fail(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Each returns LCI_OK or the result of fail().
+LCI_error_t check_handle(const char* call, const char* arg, const void* handle, handle_kind kind);
+LCI_error_t check_comp_any(const char* call, const char* arg, LCI_comp_t comp);
+LCI_error_t check_endpoint(const char* call, LCI_endpoint_t ep);
+LCI_error_t check_device(const char* call, LCI_device_t device);
+LCI_error_t check_rank(const char* call, int rank, bool allow_any);
+LCI_error_t check_tag(const char* call, LCI_tag_t tag);
+// `comp` must suit the endpoint's port: the kind of that port's type, or
+// anything when the port's type is LCI_COMPLETION_NONE. nullptr is allowed
+// unless `required`.
+LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
+                            LCI_port_t port, LCI_comp_t comp, bool required);
+LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer);
+
+}  // namespace lci::debug
+
+// Evaluates a check in debug builds and returns its failure from the caller.
+#if LCI_ENABLE_DEBUG
+#define LCI_CHECK(expr)                                   \
+  do {                                                    \
+    LCI_error_t lci_check_rc_ = (expr);                   \
+    if (lci_check_rc_ != LCI_OK) return lci_check_rc_;    \
+  } while (0)
+#define LCI_DEBUG_ONLY(stmt) stmt
+#else
+#define LCI_CHECK(expr) \
+  do {                  \
+  } while (0)
+#define LCI_DEBUG_ONLY(stmt)
+#endif

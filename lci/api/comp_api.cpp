@@ -1,0 +1,134 @@
+// C entry points: completion queues, synchronizers, handlers.
+#include "lci.h"
+#include "lci/api/check.hpp"
+#include "lci/comp/handler.hpp"
+#include "lci/comp/queue.hpp"
+#include "lci/comp/sync.hpp"
+
+using namespace lci;
+
+namespace {
+comp_queue* to_queue(LCI_comp_t c) { return static_cast<comp_queue*>(static_cast<comp_base*>(c)); }
+comp_sync* to_sync(LCI_comp_t c) { return static_cast<comp_sync*>(static_cast<comp_base*>(c)); }
+
+[[maybe_unused]] LCI_error_t check_queue(const char* call, LCI_comp_t cq) {
+  return debug::check_handle(call, "cq", cq, debug::handle_kind::queue);
+}
+[[maybe_unused]] LCI_error_t check_sync(const char* call, LCI_comp_t s) {
+  return debug::check_handle(call, "completion", s, debug::handle_kind::sync);
+}
+[[maybe_unused]] LCI_error_t check_out(const char* call, const char* arg, const void* p) {
+  return p ? LCI_OK : debug::fail(call, "argument %s is NULL", arg);
+}
+}  // namespace
+
+// ---- queue -------------------------------------------------------------------
+
+LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t* cq) {
+  LCI_CHECK(check_out("LCI_queue_createx", "cq", cq));
+  LCI_CHECK(max_length ? LCI_OK : debug::fail("LCI_queue_createx", "argument max_length is 0"));
+  auto* q = new comp_queue(max_length);
+  *cq = static_cast<comp_base*>(q);
+  LCI_DEBUG_ONLY(debug::track(*cq, debug::handle_kind::queue));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq) {
+  LCI_CHECK(check_out("LCI_queue_create", "cq", cq));
+  return LCI_queue_createx(device, static_cast<size_t>(LCI_MAX_QUEUE_LENGTH), cq);
+}
+
+LCI_error_t LCI_queue_free(LCI_comp_t* cq) {
+  LCI_CHECK(check_out("LCI_queue_free", "cq", cq));
+  LCI_CHECK(check_queue("LCI_queue_free", *cq));
+  LCI_DEBUG_ONLY(debug::untrack(*cq));
+  delete to_queue(*cq);
+  *cq = nullptr;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request) {
+  LCI_CHECK(check_queue("LCI_queue_pop", cq));
+  LCI_CHECK(check_out("LCI_queue_pop", "request", request));
+  return to_queue(cq)->pop(request) ? LCI_OK : LCI_ERR_RETRY;
+}
+
+LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request) {
+  LCI_CHECK(check_queue("LCI_queue_wait", cq));
+  LCI_CHECK(check_out("LCI_queue_wait", "request", request));
+  to_queue(cq)->wait(request);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_queue_pop_multiple(LCI_comp_t cq, size_t request_count, LCI_request_t* requests,
+                                   size_t* return_count) {
+  LCI_CHECK(check_queue("LCI_queue_pop_multiple", cq));
+  LCI_CHECK(check_out("LCI_queue_pop_multiple", "requests", requests));
+  LCI_CHECK(check_out("LCI_queue_pop_multiple", "return_count", return_count));
+  *return_count = to_queue(cq)->pop_multiple(request_count, requests);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count, LCI_request_t* requests) {
+  LCI_CHECK(check_queue("LCI_queue_wait_multiple", cq));
+  LCI_CHECK(check_out("LCI_queue_wait_multiple", "requests", requests));
+  to_queue(cq)->wait_multiple(request_count, requests);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len) {
+  LCI_CHECK(check_queue("LCI_queue_len", cq));
+  LCI_CHECK(check_out("LCI_queue_len", "len", len));
+  *len = to_queue(cq)->len();
+  return LCI_OK;
+}
+
+// ---- synchronizer ------------------------------------------------------------
+
+LCI_error_t LCI_sync_create(LCI_device_t device, int threshold, LCI_comp_t* completion) {
+  LCI_CHECK(check_out("LCI_sync_create", "completion", completion));
+  LCI_CHECK(threshold >= 1 ? LCI_OK
+                           : debug::fail("LCI_sync_create", "argument threshold = %d is below 1",
+                                         threshold));
+  auto* s = new comp_sync(threshold);
+  *completion = static_cast<comp_base*>(s);
+  LCI_DEBUG_ONLY(debug::track(*completion, debug::handle_kind::sync));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_sync_free(LCI_comp_t* completion) {
+  LCI_CHECK(check_out("LCI_sync_free", "completion", completion));
+  LCI_CHECK(check_sync("LCI_sync_free", *completion));
+  LCI_DEBUG_ONLY(debug::untrack(*completion));
+  delete to_sync(*completion);
+  *completion = nullptr;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request) {
+  LCI_CHECK(check_sync("LCI_sync_signal", completion));
+  to_sync(completion)->signal(request);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]) {
+  LCI_CHECK(check_sync("LCI_sync_wait", completion));
+  to_sync(completion)->wait(request);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]) {
+  LCI_CHECK(check_sync("LCI_sync_test", completion));
+  return to_sync(completion)->test(request) ? LCI_OK : LCI_ERR_RETRY;
+}
+
+// ---- handler -----------------------------------------------------------------
+
+LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler, LCI_comp_t* completion) {
+  LCI_CHECK(check_out("LCI_handler_create", "completion", completion));
+  LCI_CHECK(check_out("LCI_handler_create", "handler", reinterpret_cast<const void*>(handler)));
+  auto* h = new comp_handler(handler);
+  *completion = static_cast<comp_base*>(h);
+  LCI_DEBUG_ONLY(debug::track(*completion, debug::handle_kind::handler));
+  return LCI_OK;
+}

@@ -1,0 +1,193 @@
+// C entry points: runtime, devices, property lists, endpoints, progress.
+#include <cstdio>
+
+#include "lci.h"
+#include "lci/api/check.hpp"
+#include "lci/comp/comp.hpp"
+#include "lci/core/log.hpp"
+#include "lci/core/runtime.hpp"
+
+using namespace lci;
+
+namespace {
+device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
+endpoint* to_endpoint(LCI_endpoint_t e) { return reinterpret_cast<endpoint*>(e); }
+plist* to_plist(LCI_plist_t p) { return reinterpret_cast<plist*>(p); }
+
+[[maybe_unused]] LCI_error_t check_initialized(const char* call) {
+  if (!g_initialized.load(std::memory_order_acquire))
+    return debug::fail(call, "LCI is not initialized (call LCI_initialize first)");
+  return LCI_OK;
+}
+}  // namespace
+
+LCI_error_t LCI_initialize() {
+  if (g_initialized.load()) fatal("LCI_initialize: called twice");
+  runtime_initialize();
+  LCI_DEBUG_ONLY(debug::track(LCI_UR_DEVICE, debug::handle_kind::device));
+  LCI_DEBUG_ONLY(debug::track(LCI_UR_ENDPOINT, debug::handle_kind::endpoint));
+  LCI_DEBUG_ONLY(debug::track(LCI_UR_CQ, debug::handle_kind::queue));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_initialized(int* flag) {
+  LCI_CHECK(flag ? LCI_OK : debug::fail("LCI_initialized", "argument flag is NULL"));
+  *flag = g_initialized.load(std::memory_order_acquire) ? 1 : 0;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_finalize() {
+  LCI_CHECK(check_initialized("LCI_finalize"));
+  LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
+  LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
+  LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
+  runtime_finalize();
+  return LCI_OK;
+}
+
+LCI_error_t LCI_barrier() {
+  LCI_CHECK(check_initialized("LCI_barrier"));
+  runtime_barrier();
+  return LCI_OK;
+}
+
+LCI_error_t LCI_device_init(LCI_device_t* device_ptr) {
+  LCI_CHECK(check_initialized("LCI_device_init"));
+  LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_init", "argument device_ptr is NULL"));
+  device* d = device_create();
+  *device_ptr = reinterpret_cast<LCI_device_t>(d);
+  LCI_DEBUG_ONLY(debug::track(d, debug::handle_kind::device));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_device_initx(LCI_device_t* device_ptr) { return LCI_device_init(device_ptr); }
+
+LCI_error_t LCI_device_free(LCI_device_t* device_ptr) {
+  LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_free", "argument device_ptr is NULL"));
+  LCI_CHECK(debug::check_device("LCI_device_free", *device_ptr));
+  LCI_DEBUG_ONLY(debug::untrack(*device_ptr));
+  device_destroy(to_device(*device_ptr));
+  *device_ptr = nullptr;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_progress(LCI_device_t device) {
+  LCI_CHECK(debug::check_device("LCI_progress", device));
+  return to_device(device)->progress() ? LCI_OK : LCI_ERR_RETRY;
+}
+
+// ---- property lists --------------------------------------------------------
+
+LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr) {
+  LCI_CHECK(plist_ptr ? LCI_OK : debug::fail("LCI_plist_create", "argument plist_ptr is NULL"));
+  auto* p = new plist;
+  p->default_comp = LCI_UR_CQ;
+  *plist_ptr = reinterpret_cast<LCI_plist_t>(p);
+  LCI_DEBUG_ONLY(debug::track(p, debug::handle_kind::plist));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_plist_free(LCI_plist_t* plist_ptr) {
+  LCI_CHECK(plist_ptr ? LCI_OK : debug::fail("LCI_plist_free", "argument plist_ptr is NULL"));
+  LCI_CHECK(debug::check_handle("LCI_plist_free", "plist", *plist_ptr, debug::handle_kind::plist));
+  LCI_DEBUG_ONLY(debug::untrack(*plist_ptr));
+  delete to_plist(*plist_ptr);
+  *plist_ptr = nullptr;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr) {
+  LCI_CHECK(debug::check_endpoint("LCI_plist_get", ep));
+  LCI_CHECK(plist_ptr ? LCI_OK : debug::fail("LCI_plist_get", "argument plist_ptr is NULL"));
+  endpoint* e = to_endpoint(ep);
+  auto* p = new plist;
+  p->match_type = e->match_type;
+  p->cmd_comp_type = e->cmd_comp_type;
+  p->msg_comp_type = e->msg_comp_type;
+  p->default_comp = e->default_comp;
+  *plist_ptr = reinterpret_cast<LCI_plist_t>(p);
+  LCI_DEBUG_ONLY(debug::track(p, debug::handle_kind::plist));
+  return LCI_OK;
+}
+
+namespace {
+const char* comp_type_name(LCI_comp_type_t t) {
+  switch (t) {
+    case LCI_COMPLETION_NONE: return "none";
+    case LCI_COMPLETION_QUEUE: return "queue";
+    case LCI_COMPLETION_HANDLER: return "handler";
+    case LCI_COMPLETION_SYNC: return "sync";
+  }
+  return "invalid";
+}
+}  // namespace
+
+LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string) {
+  LCI_CHECK(debug::check_handle("LCI_plist_decode", "plist", plist, debug::handle_kind::plist));
+  LCI_CHECK(string ? LCI_OK : debug::fail("LCI_plist_decode", "argument string is NULL"));
+  const auto* p = to_plist(plist);
+  snprintf(string, 256, "match=%s command_port=%s message_port=%s default_comp=%p",
+           p->match_type == LCI_MATCH_TAG ? "tag" : "ranktag", comp_type_name(p->cmd_comp_type),
+           comp_type_name(p->msg_comp_type), p->default_comp);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type) {
+  LCI_CHECK(debug::check_handle("LCI_plist_set_match_type", "plist", plist, debug::handle_kind::plist));
+  LCI_CHECK(match_type == LCI_MATCH_RANKTAG || match_type == LCI_MATCH_TAG
+                ? LCI_OK
+                : debug::fail("LCI_plist_set_match_type", "argument match_type = %d is not an LCI_match_t",
+                              static_cast<int>(match_type)));
+  to_plist(plist)->match_type = match_type;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_type) {
+  return LCI_plist_set_match_type(plist, match_type);
+}
+
+LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port, LCI_comp_type_t comp_type) {
+  LCI_CHECK(debug::check_handle("LCI_plist_set_comp_type", "plist", plist, debug::handle_kind::plist));
+  LCI_CHECK(port == LCI_PORT_COMMAND || port == LCI_PORT_MESSAGE
+                ? LCI_OK
+                : debug::fail("LCI_plist_set_comp_type", "argument port = %d is not an LCI_port_t",
+                              static_cast<int>(port)));
+  LCI_CHECK(comp_type >= LCI_COMPLETION_NONE && comp_type <= LCI_COMPLETION_SYNC
+                ? LCI_OK
+                : debug::fail("LCI_plist_set_comp_type",
+                              "argument comp_type = %d is not an LCI_comp_type_t",
+                              static_cast<int>(comp_type)));
+  if (port == LCI_PORT_COMMAND)
+    to_plist(plist)->cmd_comp_type = comp_type;
+  else
+    to_plist(plist)->msg_comp_type = comp_type;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) {
+  LCI_CHECK(debug::check_handle("LCI_plist_set_default_comp", "plist", plist, debug::handle_kind::plist));
+  LCI_CHECK(debug::check_comp_any("LCI_plist_set_default_comp", "comp", comp));
+  to_plist(plist)->default_comp = comp;
+  return LCI_OK;
+}
+
+// ---- endpoints -------------------------------------------------------------
+
+LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device, LCI_plist_t plist) {
+  LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_init", "argument ep_ptr is NULL"));
+  LCI_CHECK(debug::check_device("LCI_endpoint_init", device));
+  LCI_CHECK(debug::check_handle("LCI_endpoint_init", "plist", plist, debug::handle_kind::plist));
+  endpoint* ep = endpoint_create(to_device(device), *to_plist(plist));
+  *ep_ptr = reinterpret_cast<LCI_endpoint_t>(ep);
+  LCI_DEBUG_ONLY(debug::track(ep, debug::handle_kind::endpoint));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr) {
+  LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_free", "argument ep_ptr is NULL"));
+  LCI_CHECK(debug::check_endpoint("LCI_endpoint_free", *ep_ptr));
+  LCI_DEBUG_ONLY(debug::untrack(*ep_ptr));
+  endpoint_destroy(to_endpoint(*ep_ptr));
+  *ep_ptr = nullptr;
+  return LCI_OK;
+}

@@ -1,0 +1,24 @@
+// Run-time configuration: every tunable in one table.
+//
+// config_parse() reads each LCI_* environment variable exactly once (inside
+// LCI_initialize), rejects malformed values with a message naming the
+// variable, and fills the LCI_* globals of lci.h. Afterwards code reads the
+// globals or the immutable attributes of a device; nothing calls getenv().
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+
+namespace lci {
+
+// Sizes derived from the configuration.
+inline constexpr int packet_header_size = 64;     // internal header before each medium payload
+inline constexpr int max_endpoint_index = 4095;   // 12 bits in the message header
+inline constexpr int barrier_endpoint_index = 4095;  // LCI's private endpoint
+
+// Parses the environment into the globals. Fatal on a malformed value.
+void config_parse();
+// Writes "NAME=value  # help" lines for every entry (lci_info, debug logs).
+void config_dump(FILE* out);
+
+}  // namespace lci

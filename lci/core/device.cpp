@@ -1,0 +1,185 @@
+// Device set-up and tear-down, and the progress engine.
+#include "lci/core/device.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "lci/core/log.hpp"
+#include "lci/core/runtime.hpp"
+#include "lci/core/two_sided.hpp"
+
+namespace lci {
+namespace {
+
+char* map_slab(size_t bytes, const char* what) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fatal("LCI_device_init: cannot map %zu bytes for %s", bytes, what);
+  return static_cast<char*>(p);
+}
+
+}  // namespace
+
+device::device(int index) : group_index(index) {
+  runtime& rt = *g_runtime;
+  net = std::make_unique<net::backend_device>(*rt.boot, group_index);
+  max_inject = net->max_inject();
+
+  packet_size = static_cast<size_t>(LCI_PACKET_SIZE);
+  const size_t npackets = static_cast<size_t>(LCI_SERVER_NUM_PKTS);
+  slab_bytes = packet_size * npackets;
+  slab = map_slab(slab_bytes, "packets");
+  slab_mr = net->register_memory(slab, slab_bytes);
+  for (size_t i = 0; i < npackets; ++i)
+    reinterpret_cast<packet*>(slab + i * packet_size)->dev = this;
+  packets = std::make_unique<packet_pool>(slab, packet_size, npackets);
+
+  // Receive descriptors: as many as packets, then heap overflow (a receive
+  // post never fails).
+  const size_t nctx = std::max<size_t>(npackets, 1024);
+  ctx_slab_bytes = sizeof(recv_ctx) * nctx;
+  ctx_slab = map_slab(ctx_slab_bytes, "receive descriptors");
+  ctxs = std::make_unique<packet_pool>(ctx_slab, sizeof(recv_ctx), nctx);
+
+  table = std::make_unique<match_table>(static_cast<size_t>(LCI_DEFAULT_TABLE_LENGTH));
+  post_initial_receives();
+  // Every rank has its receives posted before anyone sends to this device.
+  rt.boot->barrier();
+}
+
+device::~device() {
+  net->deregister_memory(slab_mr);
+  ctxs.reset();
+  packets.reset();
+  net.reset();
+  table.reset();
+  munmap(ctx_slab, ctx_slab_bytes);
+  munmap(slab, slab_bytes);
+  magic = 0;
+}
+
+void device::post_initial_receives() {
+  // Keep up to LCI_SERVER_MAX_RECVS packets posted, within the provider's
+  // receive queue and leaving at least half of the pool for sends.
+  size_t n = static_cast<size_t>(LCI_SERVER_MAX_RECVS);
+  n = std::min(n, net->rx_queue_size());
+  n = std::min(n, packets->capacity() / 2);
+  n = std::max<size_t>(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    packet* p = get_packet();
+    if (!p) {
+      recv_deficit.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    post_recv_packet(p);
+  }
+}
+
+void device::post_recv_packet(packet* p) {
+  if (net->post_recv(p->payload(), static_cast<size_t>(LCI_MEDIUM_SIZE), slab_mr.desc, p) !=
+      net::status::ok)
+    push_backlog({backlog_op::op::recv, p});
+}
+
+void device::push_backlog(const backlog_op& op) {
+  backlog_lock.lock();
+  backlog.push_back(op);
+  backlog_size.fetch_add(1, std::memory_order_release);
+  backlog_lock.unlock();
+}
+
+bool device::drain_backlog() {
+  if (!backlog_lock.try_lock()) return false;
+  bool did = false;
+  while (!backlog.empty()) {
+    backlog_op& op = backlog.front();
+    net::status st = net::status::ok;
+    switch (op.what) {
+      case backlog_op::op::recv:
+        st = net->post_recv(op.pkt->payload(), static_cast<size_t>(LCI_MEDIUM_SIZE),
+                            slab_mr.desc, op.pkt);
+        break;
+    }
+    if (st != net::status::ok) break;
+    backlog.pop_front();
+    backlog_size.fetch_sub(1, std::memory_order_relaxed);
+    did = true;
+  }
+  backlog_lock.unlock();
+  return did;
+}
+
+bool device::refill_receives() {
+  bool did = false;
+  int want = recv_deficit.load(std::memory_order_relaxed);
+  while (want > 0) {
+    if (!recv_deficit.compare_exchange_weak(want, want - 1, std::memory_order_relaxed)) continue;
+    packet* p = get_packet();
+    if (!p) {
+      recv_deficit.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    post_recv_packet(p);
+    did = true;
+    want = recv_deficit.load(std::memory_order_relaxed);
+  }
+  return did;
+}
+
+namespace {
+
+// A message arrived in packet p: match it, then keep the receive queue full.
+void on_arrival(device& d, packet* p, const net::completion& c) {
+  const uint32_t index = imm_endpoint(c.imm);
+  endpoint* ep = endpoint_by_index(index);
+  if (__builtin_expect(ep == nullptr || ep->dev != &d, 0)) {
+    LCI_WARN("dropped a message from rank %d for endpoint %u, which does not exist here",
+             c.src_rank, index);
+    d.post_recv_packet(p);
+    return;
+  }
+  p->in.length = static_cast<uint32_t>(c.length);
+  p->in.src_rank = c.src_rank;
+  p->in.tag = static_cast<uint16_t>(imm_tag(c.imm));
+  p->in.kind = imm_kind(c.imm);
+  p->in.node.key = make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : c.src_rank,
+                                  index, p->in.tag);
+  p->in.node.kind = match_kind::send;
+  if (match_node* m = d.table->insert_or_match(&p->in.node))
+    complete_recv(d, reinterpret_cast<recv_ctx*>(m), p);
+
+  if (packet* fresh = d.get_packet())
+    d.post_recv_packet(fresh);
+  else
+    d.recv_deficit.fetch_add(1, std::memory_order_relaxed);
+}
+
+void on_send_done(device& d, packet* p) {
+  if (p->out.comp)
+    signal_medium(p->out.comp, p->out.rank, p->out.tag, p->out.user_address, p->out.length,
+                  p->out.user_context);
+  if (!p->out.keep) d.put_packet(p);
+}
+
+}  // namespace
+
+bool device::progress() {
+  bool did = false;
+  if (backlog_size.load(std::memory_order_relaxed)) did |= drain_backlog();
+  if (recv_deficit.load(std::memory_order_relaxed)) did |= refill_receives();
+  if (!progress_lock.try_lock()) return did;
+  net::completion cs[LCI_CQ_MAX_POLL];
+  const int n = net->poll(cs, LCI_CQ_MAX_POLL);
+  progress_lock.unlock();
+  for (int i = 0; i < n; ++i) {
+    packet* p = static_cast<packet*>(cs[i].ctx);
+    if (cs[i].kind == net::completion_kind::recv)
+      on_arrival(*this, p, cs[i]);
+    else
+      on_send_done(*this, p);
+  }
+  return did || n > 0;
+}
+
+}  // namespace lci

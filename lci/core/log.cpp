@@ -1,0 +1,61 @@
+// Logging sink: a single FILE*, lines written whole with one fprintf each.
+#include "lci/core/log.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <unistd.h>
+
+namespace lci {
+
+log_level g_log_level = log_level::warn;
+
+namespace {
+FILE* g_out = nullptr;
+int g_rank = -1;
+const char* const level_names[] = {"error", "warn", "diag", "info", "debug", "trace"};
+
+FILE* out() { return g_out ? g_out : stderr; }
+
+void vprint(log_level level, const char* fmt, va_list ap) {
+  char line[1024];
+  vsnprintf(line, sizeof(line), fmt, ap);
+  if (g_rank >= 0)
+    fprintf(out(), "LCI[%d] %s: %s\n", g_rank, level_names[static_cast<int>(level)], line);
+  else
+    fprintf(out(), "LCI %s: %s\n", level_names[static_cast<int>(level)], line);
+  fflush(out());
+}
+}  // namespace
+
+void log_set_level(log_level level) { g_log_level = level; }
+void log_set_rank(int rank) { g_rank = rank; }
+
+void log_set_outfile(const char* path) {
+  if (!path || !*path) return;
+  FILE* f = nullptr;
+  if (std::string_view(path) == "stdout")
+    f = stdout;
+  else if (std::string_view(path) == "stderr")
+    f = stderr;
+  else
+    f = fopen(path, "a");
+  if (f) g_out = f;
+}
+
+void log_message(log_level level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprint(level, fmt, ap);
+  va_end(ap);
+}
+
+void fatal(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprint(log_level::error, fmt, ap);
+  va_end(ap);
+  abort();
+}
+
+}  // namespace lci

@@ -1,0 +1,42 @@
+// Logging and fatal errors.
+//
+// One line per message on stderr (or LCI_LOG_OUTFILE), prefixed with the
+// rank. The level comes from LCI_LOG_LEVEL, read once at start-up; a message
+// below the level costs one comparison.
+#pragma once
+
+#include <cstdarg>
+
+namespace lci {
+
+enum class log_level : int { error = 0, warn, diag, info, debug, trace };
+
+// Current threshold (set by config parsing; warn until then).
+extern log_level g_log_level;
+
+void log_set_level(log_level level);
+void log_set_outfile(const char* path);
+// Sets the rank shown in the prefix (-1 before the bootstrap knows it).
+void log_set_rank(int rank);
+
+void log_message(log_level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Prints the message and aborts the process (the launcher then ends the job).
+[[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace lci
+
+#define LCI_LOG(level, ...)                                          \
+  do {                                                               \
+    if (static_cast<int>(::lci::log_level::level) <=                 \
+        static_cast<int>(::lci::g_log_level))                        \
+      ::lci::log_message(::lci::log_level::level, __VA_ARGS__);      \
+  } while (0)
+
+#define LCI_WARN(...) LCI_LOG(warn, __VA_ARGS__)
+
+// Always-on check for conditions that indicate a broken network or a
+// corrupted state (not for argument validation, see lci/api/check.hpp).
+#define LCI_ASSERT(cond, ...)                                        \
+  do {                                                               \
+    if (__builtin_expect(!(cond), 0)) ::lci::fatal(__VA_ARGS__);     \
+  } while (0)

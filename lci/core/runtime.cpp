@@ -1,0 +1,159 @@
+// Runtime: initialization, devices and endpoints, and LCI's barrier.
+#include "lci/core/runtime.hpp"
+
+#include <cstring>
+
+#include "lci/comp/queue.hpp"
+#include "lci/comp/sync.hpp"
+#include "lci/core/log.hpp"
+#include "lci/core/two_sided.hpp"
+
+namespace lci {
+
+runtime* g_runtime = nullptr;
+std::atomic<bool> g_initialized{false};
+
+namespace {
+// Live devices by slot, read without a lock by foreign_pool_owner().
+constexpr int max_devices = 64;
+std::atomic<device*> g_device_slots[max_devices];
+}  // namespace
+
+device* foreign_pool_owner(const void* address) {
+  for (auto& slot : g_device_slots) {
+    device* d = slot.load(std::memory_order_acquire);
+    if (d && d->owns_packet(address)) return d;
+  }
+  return nullptr;
+}
+
+device* device_create() {
+  runtime& rt = *g_runtime;
+  auto* d = new device(rt.next_device_index++);
+  std::lock_guard<std::mutex> guard(rt.devices_mutex);
+  rt.devices.push_back(d);
+  for (auto& slot : g_device_slots) {
+    device* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, d)) break;
+  }
+  ++LCI_NUM_DEVICES;
+  return d;
+}
+
+void device_destroy(device* d) {
+  runtime& rt = *g_runtime;
+  // Nobody may still send to this device when it closes.
+  rt.boot->barrier();
+  {
+    std::lock_guard<std::mutex> guard(rt.devices_mutex);
+    for (auto& slot : g_device_slots) {
+      device* expected = d;
+      slot.compare_exchange_strong(expected, nullptr);
+    }
+    for (size_t i = 0; i < rt.devices.size(); ++i)
+      if (rt.devices[i] == d) {
+        rt.devices.erase(rt.devices.begin() + static_cast<long>(i));
+        break;
+      }
+  }
+  delete d;
+  --LCI_NUM_DEVICES;
+}
+
+namespace {
+endpoint* make_endpoint(device* d, const plist& p, uint32_t index) {
+  auto* ep = new endpoint;
+  ep->index = index;
+  ep->dev = d;
+  ep->match_type = p.match_type;
+  ep->cmd_comp_type = p.cmd_comp_type;
+  ep->msg_comp_type = p.msg_comp_type;
+  ep->default_comp = p.default_comp;
+  g_runtime->endpoints[index].store(ep, std::memory_order_release);
+  return ep;
+}
+}  // namespace
+
+endpoint* endpoint_create(device* d, const plist& p) {
+  runtime& rt = *g_runtime;
+  if (rt.next_endpoint_index >= static_cast<uint32_t>(LCI_MAX_ENDPOINTS))
+    fatal("LCI_endpoint_init: more than LCI_MAX_ENDPOINTS (%d) endpoints created",
+          LCI_MAX_ENDPOINTS);
+  endpoint* ep = make_endpoint(d, p, rt.next_endpoint_index++);
+  // Collective: no peer sends to endpoint k before every rank has it.
+  rt.boot->barrier();
+  return ep;
+}
+
+void endpoint_destroy(endpoint* ep) {
+  g_runtime->endpoints[ep->index].store(nullptr, std::memory_order_release);
+  ep->magic = 0;
+  delete ep;
+}
+
+void runtime_barrier() {
+  runtime& rt = *g_runtime;
+  const int n = LCI_NUM_PROCESSES;
+  if (n == 1) return;
+  endpoint* ep = rt.barrier_ep;
+  device& d = *ep->dev;
+  comp_sync sync(1);
+  const uint32_t seq = rt.barrier_seq++ & 0xfffu;
+  LCI_short_t token;
+  memset(&token, 0, sizeof(token));
+  // Dissemination: in round k, signal rank+2^k and wait for rank-2^k.
+  uint32_t round = 0;
+  for (int dist = 1; dist < n; dist <<= 1, ++round) {
+    const int to = (LCI_RANK + dist) % n;
+    const int from = (LCI_RANK - dist + n) % n;
+    const LCI_tag_t tag = seq << 4 | round;
+    post_recv(ep, msg_kind::short_msg, from, tag, nullptr, 0, false, &sync, nullptr);
+    while (send_eager(ep, msg_kind::short_msg, &token, LCI_SHORT_SIZE, to, tag, nullptr,
+                      nullptr) == LCI_ERR_RETRY)
+      d.progress();
+    while (!sync.test(nullptr)) d.progress();
+  }
+}
+
+void runtime_initialize() {
+  config_parse();
+  g_runtime = new runtime;
+  runtime& rt = *g_runtime;
+  rt.boot = bootstrap::open();
+  LCI_RANK = rt.boot->rank();
+  LCI_NUM_PROCESSES = rt.boot->size();
+  log_set_rank(LCI_RANK);
+  LCI_NUM_DEVICES = 0;
+
+  device* d = device_create();
+  LCI_UR_DEVICE = reinterpret_cast<LCI_device_t>(d);
+  LCI_UR_CQ = static_cast<comp_base*>(new comp_queue(static_cast<size_t>(LCI_MAX_QUEUE_LENGTH)));
+  plist barrier_plist;
+  barrier_plist.msg_comp_type = LCI_COMPLETION_SYNC;
+  barrier_plist.cmd_comp_type = LCI_COMPLETION_NONE;
+  rt.barrier_ep = make_endpoint(d, barrier_plist, barrier_endpoint_index);
+  plist defaults;
+  defaults.default_comp = LCI_UR_CQ;
+  LCI_UR_ENDPOINT = reinterpret_cast<LCI_endpoint_t>(endpoint_create(d, defaults));
+  g_initialized.store(true, std::memory_order_release);
+  runtime_barrier();
+}
+
+void runtime_finalize() {
+  runtime& rt = *g_runtime;
+  runtime_barrier();
+  g_initialized.store(false, std::memory_order_release);
+  endpoint_destroy(reinterpret_cast<endpoint*>(LCI_UR_ENDPOINT));
+  LCI_UR_ENDPOINT = nullptr;
+  endpoint_destroy(rt.barrier_ep);
+  rt.barrier_ep = nullptr;
+  delete static_cast<comp_queue*>(static_cast<comp_base*>(LCI_UR_CQ));
+  LCI_UR_CQ = nullptr;
+  // Devices the program did not free go too, LCI_UR_DEVICE last.
+  while (!rt.devices.empty()) device_destroy(rt.devices.back());
+  LCI_UR_DEVICE = nullptr;
+  delete g_runtime;
+  g_runtime = nullptr;
+}
+
+}  // namespace lci

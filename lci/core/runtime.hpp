@@ -1,0 +1,72 @@
+// Process-wide state: the bootstrap, the endpoint table and the counters
+// that give devices and endpoints their numbers.
+//
+// Endpoints are numbered in creation order on every rank (LCI_UR_ENDPOINT is
+// 0); a message carries the number, and the receiver finds the endpoint in
+// `endpoints` with one load. LCI's private barrier endpoint has a fixed
+// number past every user endpoint, so it never shifts the numbering.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "lci.h"
+#include "lci/bootstrap/bootstrap.hpp"
+#include "lci/core/config.hpp"
+#include "lci/core/device.hpp"
+
+namespace lci {
+
+inline constexpr uint32_t endpoint_magic = 0x4c434945u;
+inline constexpr uint32_t plist_magic = 0x4c434950u;
+
+// Immutable after creation.
+struct endpoint {
+  uint32_t magic = endpoint_magic;
+  uint32_t index;
+  device* dev;
+  LCI_match_t match_type;
+  LCI_comp_type_t cmd_comp_type;
+  LCI_comp_type_t msg_comp_type;
+  LCI_comp_t default_comp;
+};
+
+struct plist {
+  uint32_t magic = plist_magic;
+  LCI_match_t match_type = LCI_MATCH_RANKTAG;
+  LCI_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;
+  LCI_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
+  LCI_comp_t default_comp = nullptr;
+};
+
+struct runtime {
+  std::unique_ptr<bootstrap::bootstrap> boot;
+  int next_device_index = 0;     // device groups, in creation order
+  uint32_t next_endpoint_index = 0;
+  uint32_t barrier_seq = 0;
+  endpoint* barrier_ep = nullptr;
+  std::atomic<endpoint*> endpoints[max_endpoint_index + 1] = {};
+  std::mutex devices_mutex;      // creation/destruction only
+  std::vector<device*> devices;
+};
+
+extern runtime* g_runtime;
+extern std::atomic<bool> g_initialized;
+
+inline endpoint* endpoint_by_index(uint32_t index) {
+  return g_runtime->endpoints[index].load(std::memory_order_acquire);
+}
+
+// Collective operations of the runtime (lci/core/runtime.cpp).
+void runtime_initialize();
+void runtime_finalize();
+device* device_create();
+void device_destroy(device* d);
+endpoint* endpoint_create(device* d, const plist& p);
+void endpoint_destroy(endpoint* ep);
+// LCI_barrier: a dissemination barrier over LCI's private endpoint.
+void runtime_barrier();
+
+}  // namespace lci

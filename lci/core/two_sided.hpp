@@ -1,0 +1,143 @@
+// Eager two-sided protocol (short and medium), written inline so the API
+// entry points compile to straight-line code.
+//
+// Send: a payload that fits the backend's inject size leaves with one
+// inject call and no packet; a larger one is copied into a pool packet (or
+// sent straight from the caller's LCI buffer) and the packet is released by
+// the send completion. Receive: arrived packets and posted receives meet in
+// the device's matching table (lci/core/progress.cpp does the arrival side).
+#pragma once
+
+#include <cstring>
+
+#include "lci.h"
+#include "lci/comp/signal.hpp"
+#include "lci/core/device.hpp"
+#include "lci/core/log.hpp"
+#include "lci/core/runtime.hpp"
+
+namespace lci {
+
+inline LCI_request_t make_request(int rank, LCI_tag_t tag, LCI_data_type_t type,
+                                  void* user_context) {
+  LCI_request_t r;
+  r.flag = LCI_OK;
+  r.rank = rank;
+  r.tag = tag;
+  r.type = type;
+  r.user_context = user_context;
+  return r;
+}
+
+inline void signal_medium(LCI_comp_t comp, int rank, LCI_tag_t tag, void* address,
+                          size_t length, void* user_context) {
+  LCI_request_t r = make_request(rank, tag, LCI_MEDIUM, user_context);
+  r.data.mbuffer.address = address;
+  r.data.mbuffer.length = length;
+  comp_signal(comp, r);
+}
+
+// Medium buffers handed to LCI by address: the caller's memory or a buffer
+// of some device's pool (LCI_mbuffer_alloc, LCI_recvmn).
+device* foreign_pool_owner(const void* address);
+
+// Eager send of `length` bytes at `address`. `comp` (command port; nullptr
+// for none) is signalled when the buffer is the caller's again. Without a
+// completion an LCI buffer is consumed; with one it is kept.
+inline LCI_error_t send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
+                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context) {
+  device& d = *ep->dev;
+  const uint32_t imm = make_imm(kind, ep->index, tag);
+  const bool own_buffer = d.owns_packet(address);
+  if (length <= d.max_inject) {
+    if (__builtin_expect(d.net->inject(rank, address, length, imm) != net::status::ok, 0))
+      return LCI_ERR_RETRY;
+    if (comp)
+      signal_medium(comp, rank, tag, address, length, user_context);
+    else if (own_buffer)
+      d.put_packet(static_cast<packet*>(d.packets->packet_of(address)));
+    else if (kind == msg_kind::medium && address)
+      if (device* owner = foreign_pool_owner(address))
+        owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
+    return LCI_OK;
+  }
+  packet* p;
+  const void* from;
+  if (own_buffer) {
+    p = static_cast<packet*>(d.packets->packet_of(address));
+    from = address;
+  } else {
+    p = d.get_packet();
+    if (__builtin_expect(p == nullptr, 0)) return LCI_ERR_RETRY;
+    memcpy(p->payload(), address, length);
+    from = p->payload();
+  }
+  p->out.comp = comp;
+  p->out.user_context = user_context;
+  p->out.user_address = address;
+  p->out.length = static_cast<uint32_t>(length);
+  p->out.rank = rank;
+  p->out.tag = static_cast<uint16_t>(tag);
+  p->out.keep = own_buffer && comp != nullptr;
+  if (__builtin_expect(
+          d.net->post_send(rank, from, length, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {
+    if (!own_buffer) d.put_packet(p);
+    return LCI_ERR_RETRY;
+  }
+  if (!own_buffer && !comp)
+    if (device* owner = foreign_pool_owner(address))
+      owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
+  return LCI_OK;
+}
+
+// Completes receive `c` with arrived packet `p` and releases both (or hands
+// the packet to the caller for LCI_recvmn).
+inline void complete_recv(device& d, recv_ctx* c, packet* p) {
+  LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, c->user_context);
+  const size_t length = p->in.length;
+  bool release = true;
+  if (p->in.kind == msg_kind::short_msg) {
+    r.type = LCI_IMMEDIATE;
+    memcpy(&r.data.immediate, p->payload(), LCI_SHORT_SIZE);
+  } else if (c->want_packet) {
+    r.data.mbuffer.address = p->payload();
+    r.data.mbuffer.length = length;
+    release = false;
+  } else {
+    size_t n = length;
+    if (__builtin_expect(n > c->capacity, 0)) {
+      LCI_WARN("LCI_recvm: a %zu-byte message from rank %d (tag %u) does not fit the %zu-byte "
+               "receive buffer; truncated", n, r.rank, r.tag, c->capacity);
+      n = c->capacity;
+    }
+    if (n) memcpy(c->buffer, p->payload(), n);
+    r.data.mbuffer.address = c->buffer;
+    r.data.mbuffer.length = n;
+  }
+  if (release) d.put_packet(p);
+  LCI_comp_t comp = c->comp;
+  d.put_ctx(c);
+  if (comp) comp_signal(comp, r);
+}
+
+// Posts a receive; completes it at once if its message already arrived.
+inline LCI_error_t post_recv(endpoint* ep, msg_kind kind, int rank, LCI_tag_t tag,
+                             void* buffer, size_t capacity, bool want_packet, LCI_comp_t comp,
+                             void* user_context) {
+  device& d = *ep->dev;
+  recv_ctx* c = d.get_ctx();
+  c->comp = ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  c->user_context = user_context;
+  c->buffer = buffer;
+  c->capacity = capacity;
+  c->kind = kind;
+  c->want_packet = want_packet;
+  c->node.key =
+      make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : rank, ep->index, tag);
+  c->node.kind = match_kind::recv;
+  if (match_node* m = d.table->insert_or_match(&c->node))
+    complete_recv(d, c, reinterpret_cast<packet*>(m));
+  return LCI_OK;
+}
+
+}  // namespace lci

@@ -1,0 +1,140 @@
+// match_table: the per-device matching table. It holds, in one hash table,
+// both receives that were posted before their message arrived and messages
+// that arrived before their receive was posted.
+//
+// Entries are intrusive match_nodes embedded in the caller's objects (a
+// receive descriptor, an arrived packet); the table never allocates, copies
+// or frees them. A node belongs to the table from the insert_or_match() that
+// appends it until the insert_or_match() that returns it.
+//
+// Layout: 2^n buckets, one cache line each: {spin lock, entry count, head,
+// tail} of a singly linked FIFO chain. The bucket of a key is
+// mix(key) & (nbuckets - 1); one chain holds the entries of several keys.
+//
+// Invariants (of each bucket, under its lock):
+//   - all entries with equal key have the same kind: an insert of the
+//     opposite kind would have matched instead of being appended;
+//   - among entries with equal key, chain order is insertion order, so the
+//     first equal-key entry of the chain is the oldest;
+//   - count == the number of entries in the chain; tail is the last node
+//     (nullptr iff head is nullptr).
+// insert_or_match() looks for a match and appends under one lock hold, so a
+// receive and its message meet exactly once whatever the interleaving.
+//
+// Threads: any; operations on different buckets do not contend (the buckets
+// do not share cache lines). size() reads the counts without locks.
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "lci.h"
+#include "lci/comp/wait.hpp"
+
+namespace lci {
+
+enum class match_kind : uint8_t { recv = 0, send = 1 };
+
+struct match_node {
+  uint64_t key;
+  match_node* next;
+  match_kind kind;
+};
+
+// Key layout: bits 63..32 the rank (two's complement, so LCI_RANK_ANY = -1 is
+// a distinct value), bits 27..16 the endpoint number, bits 15..0 the tag.
+inline uint64_t make_match_key(int rank, uint32_t endpoint, uint32_t tag) noexcept {
+  assert(rank >= LCI_RANK_ANY);
+  assert(endpoint < 4096);
+  assert(tag <= 0xffffu);
+  return (static_cast<uint64_t>(static_cast<uint32_t>(rank)) << 32) |
+         (static_cast<uint64_t>(endpoint) << 16) | static_cast<uint64_t>(tag);
+}
+
+class match_table {
+ public:
+  explicit match_table(size_t nbuckets)
+      : mask_(round_buckets(nbuckets) - 1), buckets_(new bucket[mask_ + 1]) {}
+  match_table(const match_table&) = delete;
+  match_table& operator=(const match_table&) = delete;
+
+  // If the table holds an entry with node->key and the opposite kind, unlinks
+  // the oldest such entry and returns it; otherwise appends node (key and
+  // kind set by the caller) and returns nullptr.
+  match_node* insert_or_match(match_node* node) noexcept {
+    bucket& b = buckets_[mix(node->key) & mask_];
+    b.lock.lock();
+    match_node* prev = nullptr;
+    for (match_node* cur = b.head; cur != nullptr; prev = cur, cur = cur->next) {
+      if (cur->key != node->key) continue;
+      // The first entry with this key is the oldest, and all entries with
+      // this key share its kind: it decides.
+      if (cur->kind == node->kind) break;
+      if (prev != nullptr)
+        prev->next = cur->next;
+      else
+        b.head = cur->next;
+      if (b.tail == cur) b.tail = prev;
+      b.count.store(b.count.load(std::memory_order_relaxed) - 1,
+                    std::memory_order_relaxed);
+      b.lock.unlock();
+      cur->next = nullptr;
+      return cur;
+    }
+    node->next = nullptr;
+    if (b.tail != nullptr)
+      b.tail->next = node;
+    else
+      b.head = node;
+    b.tail = node;
+    b.count.store(b.count.load(std::memory_order_relaxed) + 1,
+                  std::memory_order_relaxed);
+    b.lock.unlock();
+    return nullptr;
+  }
+
+  // Entries held; a sum of per-bucket snapshots (O(nbuckets); diagnostics).
+  size_t size() const noexcept {
+    size_t n = 0;
+    for (size_t i = 0; i <= mask_; ++i)
+      n += buckets_[i].count.load(std::memory_order_relaxed);
+    return n;
+  }
+
+  size_t bucket_count() const noexcept { return mask_ + 1; }
+
+ private:
+  struct alignas(64) bucket {
+    spin_lock lock;
+    // Written under the lock; atomic only so that size() may read it.
+    std::atomic<uint32_t> count{0};
+    match_node* head = nullptr;
+    match_node* tail = nullptr;
+  };
+
+  static size_t round_buckets(size_t n) noexcept {
+    size_t c = 1;
+    while (c < n) c <<= 1;
+    return c;
+  }
+
+  // A 64-bit finalizer (xor-shift / multiply rounds): every key bit affects
+  // the low bits used to pick a bucket, so keys differing only in rank or in
+  // endpoint spread as well as keys differing in tag.
+  static uint64_t mix(uint64_t x) noexcept {
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ull;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dull;
+    x ^= x >> 33;
+    return x;
+  }
+
+  const size_t mask_;
+  const std::unique_ptr<bucket[]> buckets_;
+};
+
+}  // namespace lci

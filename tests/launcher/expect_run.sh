@@ -1,0 +1,71 @@
+#!/bin/sh
+# expect_run.sh [--status S | --nonzero] [--max-seconds T] [--stderr REGEX]
+#               [--signal SIG:AFTER] -- command [args...]
+#
+# Runs a command (normally lcrun ...) and checks how it ended: its exit status
+# (exactly S, or anything but 0), that it took less than T seconds, and that
+# its stderr matches the extended regex REGEX. With --signal, sends SIG to the
+# command AFTER seconds after starting it. Exits 0 when every check holds;
+# otherwise prints what differed and exits 1. The command's stderr is echoed
+# so ctest --output-on-failure shows it.
+set -u
+
+want_status=""
+want_nonzero=0
+max_seconds=""
+stderr_regex=""
+signal_spec=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --status) want_status="$2"; shift 2 ;;
+    --nonzero) want_nonzero=1; shift ;;
+    --max-seconds) max_seconds="$2"; shift 2 ;;
+    --stderr) stderr_regex="$2"; shift 2 ;;
+    --signal) signal_spec="$2"; shift 2 ;;
+    --) shift; break ;;
+    *) echo "expect_run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "expect_run.sh: no command" >&2; exit 2; }
+
+err_file=$(mktemp "${TMPDIR:-/tmp}/expect_run.XXXXXX") || exit 2
+trap 'rm -f "$err_file"' EXIT
+
+start=$(date +%s%N)
+if [ -n "$signal_spec" ]; then
+  sig=${signal_spec%%:*}
+  after=${signal_spec#*:}
+  "$@" 2>"$err_file" &
+  pid=$!
+  sleep "$after"
+  kill -s "$sig" "$pid" 2>/dev/null
+  wait "$pid"
+  status=$?
+else
+  "$@" 2>"$err_file"
+  status=$?
+fi
+end=$(date +%s%N)
+elapsed_ms=$(( (end - start) / 1000000 ))
+
+cat "$err_file" >&2
+echo "expect_run.sh: exit status $status after ${elapsed_ms} ms" >&2
+
+ok=1
+if [ -n "$want_status" ] && [ "$status" -ne "$want_status" ]; then
+  echo "expect_run.sh: FAILED: expected exit status $want_status, got $status" >&2
+  ok=0
+fi
+if [ "$want_nonzero" -eq 1 ] && [ "$status" -eq 0 ]; then
+  echo "expect_run.sh: FAILED: expected a nonzero exit status" >&2
+  ok=0
+fi
+if [ -n "$max_seconds" ] && [ "$elapsed_ms" -ge $((max_seconds * 1000)) ]; then
+  echo "expect_run.sh: FAILED: took ${elapsed_ms} ms, limit ${max_seconds} s" >&2
+  ok=0
+fi
+if [ -n "$stderr_regex" ] && ! grep -Eq -- "$stderr_regex" "$err_file"; then
+  echo "expect_run.sh: FAILED: stderr does not match /$stderr_regex/" >&2
+  ok=0
+fi
+[ "$ok" -eq 1 ]

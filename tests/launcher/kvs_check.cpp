@@ -1,0 +1,72 @@
+// kvs_check N [name]: opens the bootstrap and checks that it is rank r of N
+// (and, given `name`, that the bootstrap reports that name), that every rank
+// sees every other rank's values after a fence, and that barriers return.
+// Exits 0 on success, 1 with a message naming the mismatch otherwise.
+// Run through lcrun at several N, through mpiexec.hydra, and by hand (N=1).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "lci/bootstrap/bootstrap.hpp"
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+  if (ok) return;
+  std::fprintf(stderr, "kvs_check: FAILED: %s\n", what.c_str());
+  ++failures;
+}
+
+std::string value_of(int rank, int round) {
+  // '=' and ':' are legal in values; the length makes it more than one read
+  // on a slow pipe.
+  return "r" + std::to_string(rank) + "=round" + std::to_string(round) + ":" +
+         std::string(100 + rank % 7, static_cast<char>('a' + rank % 26));
+}
+
+// 63 characters: the longest key the interface allows, which with the
+// per-rank prefix exceeds the PMI-1 key limit of Hydra and lcrun.
+const std::string long_key(63, 'k');
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: kvs_check N [expected-bootstrap-name]\n");
+    return 2;
+  }
+  const int expected_size = std::atoi(argv[1]);
+  auto bs = lci::bootstrap::open();
+  const int rank = bs->rank();
+  const int size = bs->size();
+  expect(size == expected_size,
+         "size is " + std::to_string(size) + ", expected " + std::to_string(expected_size));
+  expect(rank >= 0 && rank < size, "rank " + std::to_string(rank) + " out of range");
+  if (argc >= 3)
+    expect(std::string(bs->name()) == argv[2],
+           std::string("bootstrap is '") + bs->name() + "', expected '" + argv[2] + "'");
+
+  for (int round = 0; round < 2; ++round) {
+    const std::string key = "addr" + std::to_string(round);
+    bs->put(key, value_of(rank, round));
+    bs->put(long_key, "long" + std::to_string(rank) + "." + std::to_string(round));
+    bs->fence();
+    for (int peer = 0; peer < size; ++peer) {
+      std::string got = bs->get(peer, key);
+      expect(got == value_of(peer, round), "round " + std::to_string(round) + ": rank " +
+                                               std::to_string(peer) + " key " + key +
+                                               " gave '" + got + "'");
+      got = bs->get(peer, long_key);
+      expect(got == "long" + std::to_string(peer) + "." + std::to_string(round),
+             "round " + std::to_string(round) + ": long key of rank " + std::to_string(peer) +
+                 " gave '" + got + "'");
+    }
+  }
+  for (int i = 0; i < 5; ++i) bs->barrier();
+
+  if (failures != 0) return 1;
+  std::printf("kvs_check: rank %d of %d (%s) ok\n", rank, size, bs->name());
+  return 0;
+}
