@@ -53,7 +53,12 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   hints->domain_attr->threading = FI_THREAD_SAFE;
   hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->tx_attr->op_flags = 0;
-  // FI_PROVIDER, if set, is honoured by libfabric itself.
+  // FI_PROVIDER, if set, is honoured by libfabric itself. Without it, a job
+  // that lives on one machine (lcrun, or a lone process) uses shared memory
+  // rather than whatever network libfabric lists first.
+  std::string boot_name = boot.name();
+  if (!getenv("FI_PROVIDER") && (boot_name == "lcrun" || boot_name == "local"))
+    hints->fabric_attr->prov_name = strdup("shm");
   int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
   fi_freeinfo(hints);
   if (rc || !info_)
