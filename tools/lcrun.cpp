@@ -14,6 +14,8 @@
 // Invariants:
 //   - lcrun signals a rank only by the pid it forked and only until it has
 //     reaped it, so the pid cannot have been reused by another process;
+//   - no rank outlives lcrun: on Linux each rank gets SIGKILL when lcrun
+//     dies, even by SIGKILL (PR_SET_PDEATHSIG);
 //   - once the job is being terminated, every rank gets SIGTERM, then SIGKILL
 //     term_grace later, and lcrun gives up kill_grace after that: the loop
 //     always ends by itself;
@@ -26,6 +28,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -346,6 +351,7 @@ class job {
     sigset_t all, old;
     sigfillset(&all);
     ::sigprocmask(SIG_BLOCK, &all, &old);
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid == 0) {
       for (std::size_t i = 0; i < std::size(handled_signals); ++i)
@@ -353,6 +359,13 @@ class job {
       ::sigaction(SIGPIPE, &original_sigpipe_, nullptr);
       ::sigprocmask(SIG_SETMASK, &old, nullptr);
       ::fcntl(sv[1], F_SETFD, 0);  // the one descriptor the rank must inherit
+#ifdef __linux__
+      // If lcrun itself is killed (SIGKILL, OOM killer) it cannot terminate
+      // the ranks; the kernel does it instead. The getppid() check closes
+      // the window where lcrun died before prctl().
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+#endif
       ::execve(path.c_str(), argv.data(), envp.data());
       const char* err = std::strerror(errno);
       const char* what = "lcrun: exec failed: ";

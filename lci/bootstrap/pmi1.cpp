@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,7 @@ constexpr std::size_t max_line_length = 64 * 1024;
 // How long abort() waits for the process manager to kill this process
 // before exiting by itself.
 constexpr int abort_wait_ms = 5000;
+constexpr int abort_print_delay_ms = 200;
 
 // Strict decimal parse of a whole string; false on junk or overflow.
 bool parse_int(const char* text, long& out) {
@@ -289,8 +291,7 @@ class pmi1 final : public bootstrap {
     int flags = ::fcntl(stream_.fd(), F_GETFD);
     if (flags >= 0) ::fcntl(stream_.fd(), F_SETFD, flags | FD_CLOEXEC);
 
-    reply r = call("cmd=init pmi_version=1 pmi_subversion=1", "init", "response_to_init");
-    (void)r;
+    call("cmd=init pmi_version=1 pmi_subversion=1", "init", "response_to_init");
     reply maxes = call("cmd=get_maxes", "get_maxes", "maxes");
     long v = 0;
     if (parse_int(maxes.get_or("keylen_max", "").c_str(), v) && v > 1)
@@ -360,6 +361,10 @@ class pmi1 final : public bootstrap {
       std::fflush(stdout);
       std::fprintf(stderr, "lci: rank %d aborted (code %d): %s\n", rank_, code, message.c_str());
       std::fflush(stderr);
+      // Hydra forwards output through a proxy and kills the job as soon as
+      // it reads the abort, dropping output still in flight; give the
+      // message a head start (abort is rare, 200 ms is nothing).
+      std::this_thread::sleep_for(std::chrono::milliseconds(abort_print_delay_ms));
     }
     // No lock: abort may be called while another thread waits for a reply,
     // and nothing after this line depends on reply ordering.

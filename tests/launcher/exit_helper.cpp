@@ -11,7 +11,7 @@
 //                       wait in a barrier.
 //   leave VICTIM        VICTIM exits 0 at once, the others enter a barrier
 //                       it will never join.
-//   sleep               every rank sleeps.
+//   sleep               every rank prints "pid <pid>" to stdout and sleeps.
 #include <signal.h>
 #include <unistd.h>
 
@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
   // Every rank is up before the victim fails, so the test covers killing
   // ranks that are running, not ranks that have not started yet.
   bs->fence();
+  if (mode == "sleep") {
+    std::printf("pid %ld\n", static_cast<long>(::getpid()));
+    std::fflush(stdout);
+  }
   if (mode == "kill" && rank == victim) ::raise(SIGKILL);
   if (mode == "exit" && rank == victim) ::_exit(code);
   if (mode == "abort") {

@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
              "round " + std::to_string(round) + ": long key of rank " + std::to_string(peer) +
                  " gave '" + got + "'");
     }
+    // The next round overwrites long_key: no rank may put it before every
+    // rank has read this round's value.
+    bs->barrier();
   }
   for (int i = 0; i < 5; ++i) bs->barrier();
 
