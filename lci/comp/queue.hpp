@@ -25,6 +25,7 @@
 // has claimed but not yet copied it out). len() is a snapshot.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -81,7 +81,7 @@ class match_table {
       b.count.store(b.count.load(std::memory_order_relaxed) - 1,
                     std::memory_order_relaxed);
       b.lock.unlock();
-      cur->next = nullptr;
+      cur->next = nullptr;  // ours alone now: unreachable from the table
       return cur;
     }
     node->next = nullptr;
