@@ -9,6 +9,9 @@
 //   --window W    messages per window in message-rate tests
 //   --csv         machine-readable output: impl,test,size,value,unit
 //   --pin         pin rank r to the r-th CPU this process may run on
+//   --max-time S  end a measurement early once its timed part has lasted S
+//                 seconds (the figure then covers the iterations done)
+//   --stat median|mean   figure per measurement (see timed_loop)
 //   --timeout S   give up (abort) if one wait lasts longer than S seconds
 // and may add options of its own through `extra_option`.
 //
@@ -20,6 +23,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -49,6 +53,8 @@ struct options {
   int window = 64;
   bool csv = false;
   bool pin = false;
+  double max_time_s = 0.5;
+  bool median = true;  // --stat median|mean
   double timeout_s = 30.0;
 };
 
@@ -105,6 +111,8 @@ inline void print_usage(FILE* f, const char* program, const char* description,
   line("--window", "W", "messages per window in the message-rate test (default 64)");
   line("--csv", nullptr, "print results as CSV lines impl,test,size,value,unit");
   line("--pin", nullptr, "pin rank r to the r-th CPU of the allowed set");
+  line("--max-time", "SECONDS", "time budget of one measurement (default 0.5)");
+  line("--stat", "median|mean", "per-batch median (default) or overall mean");
   line("--timeout", "SECONDS", "abort if a single wait exceeds this (default 30)");
   for (const extra_option& o : extra) line(o.name, o.arg, o.help);
 }
@@ -132,8 +140,8 @@ inline void parse_options(int argc, char** argv, const char* description, option
       return argv[++i];
     };
     auto bad = [&](const char* v, const char* what) {
-      die(program, "bad value '" + std::string(v ? v : "") + "' for " + flag + ": expected " +
-                       what);
+      die(program,
+          "bad value '" + std::string(v ? v : "") + "' for " + flag + ": expected " + what);
     };
     long n = 0;
     if (flag == "--help" || flag == "-h") {
@@ -159,6 +167,17 @@ inline void parse_options(int argc, char** argv, const char* description, option
       const char* v = value();
       if (!detail::parse_long(v, 1, 4096, &n)) bad(v, "an integer in [1, 4096]");
       opts.window = static_cast<int>(n);
+    } else if (flag == "--max-time") {
+      const char* v = value();
+      if (!detail::parse_double(v, 0.0, 86400.0, &opts.max_time_s)) bad(v, "seconds");
+    } else if (flag == "--stat") {
+      const char* v = value();
+      if (std::strcmp(v, "median") == 0)
+        opts.median = true;
+      else if (std::strcmp(v, "mean") == 0)
+        opts.median = false;
+      else
+        bad(v, "median or mean");
     } else if (flag == "--timeout") {
       const char* v = value();
       if (!detail::parse_double(v, 0.001, 86400.0, &opts.timeout_s)) bad(v, "seconds");
@@ -197,6 +216,11 @@ inline int pin_to_cpu(int index) {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
   if (cpus.empty()) return -1;
+  if (static_cast<size_t>(index) >= cpus.size())
+    std::fprintf(stderr,
+                 "benchmark: warning: only %zu CPUs allowed, so rank %d shares one with a lower "
+                 "rank; busy-polling ranks on one CPU wait for the scheduler on every message\n",
+                 cpus.size(), index);
   const int cpu = cpus[static_cast<size_t>(index) % cpus.size()];
   cpu_set_t one;
   CPU_ZERO(&one);
@@ -230,6 +254,87 @@ inline void spin_until(Step&& step, double timeout_s, const char* what) {
   }
 }
 
+// ---- timed loop ---------------------------------------------------------------
+
+// Times a measurement and decides when it ends. Only the rank that times
+// (rank 0) uses it; it tells its peer which iteration is the last in the
+// message itself, so both stop after the same iteration.
+//
+// A measurement runs `warmup` untimed iterations, then at most `iters` timed
+// ones, and ends early once the timed part has lasted `max_time_s` (the
+// warm-up likewise ends early after max_time_s / 2). The
+// clock is read once per batch of `batch` iterations (a power of two), so it
+// stays off the critical path; the batch times give the robust figure:
+//   median  the median over full batches of the time per iteration: a
+//           batch during which the OS ran something else on our core (a busy
+//           2-core machine) does not move it;
+//   mean    total timed time / timed iterations.
+class timed_loop {
+ public:
+  timed_loop(long warmup, long iters, double max_time_s, long batch)
+      : warmup_(warmup),
+        iters_(iters),
+        total_(warmup + iters),
+        batch_(batch),
+        max_time_s_(max_time_s) {
+    batches_.reserve(static_cast<size_t>(iters / batch + 2));
+  }
+
+  // Upper bound of the iteration count (the loop bound for both ranks).
+  long total() const { return total_; }
+
+  // Call before iteration i (0-based, warm-up included). Returns true if i
+  // must be the last iteration.
+  bool next_is_last(long i) {
+    if (i < warmup_) {
+      // The warm-up gets at most half the time budget.
+      if (i == 0) {
+        t0_ = now_s();
+      } else if ((i & (batch_ - 1)) == 0 && now_s() - t0_ > max_time_s_ / 2) {
+        warmup_ = i;
+        iters_ = std::min(iters_, total_ - i);
+      }
+      if (i < warmup_) return false;
+    }
+    const long ti = i - warmup_;
+    if (ti == 0) {
+      t0_ = mark_ = now_s();
+    } else if ((ti & (batch_ - 1)) == 0) {
+      const double t = now_s();
+      batches_.push_back(t - mark_);
+      mark_ = t;
+      if (t - t0_ > max_time_s_) return true;
+    }
+    return i + 1 >= warmup_ + iters_;
+  }
+
+  // Call once the last iteration (index `last`) has completed.
+  void finish(long last) {
+    end_ = now_s();
+    timed_ = last + 1 - warmup_;
+  }
+
+  long timed() const { return timed_; }
+
+  // Seconds per timed iteration, by the median over batches or the mean.
+  double per_iteration(bool median) {
+    if (!median || batches_.empty()) return (end_ - t0_) / static_cast<double>(timed_);
+    std::vector<double> sorted = batches_;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    const double mid = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    return mid / static_cast<double>(batch_);
+  }
+
+ private:
+  long warmup_, iters_;
+  const long total_, batch_;
+  const double max_time_s_;
+  double t0_ = 0, mark_ = 0, end_ = 0;
+  long timed_ = 0;
+  std::vector<double> batches_;  // seconds per full batch, in order
+};
+
 // ---- sizes --------------------------------------------------------------------
 
 // Powers of two from min to max, plus max itself if it is not a power of two.
@@ -245,6 +350,13 @@ inline std::vector<size_t> size_ladder(size_t min_size, size_t max_size) {
 
 // ---- results ------------------------------------------------------------------
 
+// `v` with `digits` decimals, for configuration lines.
+inline std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
 // Prints results as an aligned table or as CSV lines "impl,test,size,value,unit".
 class printer {
  public:
@@ -253,6 +365,12 @@ class printer {
   // A configuration line ("# key: value"), printed in both modes.
   void config(const char* key, const std::string& value) const {
     std::printf("# %-14s %s\n", (std::string(key) + ":").c_str(), value.c_str());
+  }
+
+  // Notes a measurement that its time budget ended early (a comment line).
+  void capped(const char* test, size_t size, long done, long planned) const {
+    std::printf("# capped:       %s %zu: %ld of %ld iterations within --max-time\n", test, size,
+                done, planned);
   }
 
   void row(const char* test, size_t size, double value, const char* unit) {

@@ -12,7 +12,9 @@
 //   msgrate  rank 0 streams windows of W 8-byte messages, rank 1 answers
 //            each window with one 8-byte ack; messages/s over all windows.
 // A received buffer is re-posted as soon as its completion is read (LCI
-// re-posts a fresh packet at the same point).
+// re-posts a fresh packet at the same point). It asks for FI_MSG only;
+// --rma-caps adds the RMA capabilities the library also asks for, to check
+// that they do not move the provider onto another path.
 //
 // Run with exactly two ranks: lcrun -n 2 ofi_pingpong [--csv].
 #include <rdma/fabric.h>
@@ -36,6 +38,10 @@
 namespace {
 
 lci::bootstrap::bootstrap* g_boot = nullptr;
+
+// Set in a message's header by rank 0 on the last iteration of a
+// measurement (see bench::timed_loop).
+constexpr uint32_t stop_bit = 1u << 31;
 
 [[noreturn]] void fail(const char* fmt, ...) {
   char msg[512];
@@ -84,16 +90,15 @@ std::vector<unsigned char> from_hex(const std::string& s) {
 // its buffer address; a send's context is `&send_ctx_`.
 class rdm_endpoint {
  public:
-  rdm_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, size_t want_recvs,
-               bool rma_caps)
+  rdm_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, size_t want_recvs, bool rma_caps)
       : buf_size_(buf_size) {
     fi_info* hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG;
     if (rma_caps) hints->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     hints->mode = 0;
-    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-                                  FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     hints->domain_attr->threading = FI_THREAD_SAFE;
     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     hints->tx_attr->op_flags = 0;
@@ -160,7 +165,8 @@ class rdm_endpoint {
 
   ~rdm_endpoint() {
     auto close = [](fid* f, const char* what) {
-      if (f && fi_close(f) != 0) std::fprintf(stderr, "ofi_pingpong: closing the %s failed\n", what);
+      if (f && fi_close(f) != 0)
+        std::fprintf(stderr, "ofi_pingpong: closing the %s failed\n", what);
     };
     close(ep_ ? &ep_->fid : nullptr, "endpoint");
     close(mr_ ? &mr_->fid : nullptr, "memory registration");
@@ -177,8 +183,13 @@ class rdm_endpoint {
   const std::string& provider() const { return provider_; }
   size_t inject_size() const { return inject_size_; }
   size_t posted_recvs() const { return nrecv_; }
-  char* send_buffer() { return slab_; }
   uint64_t recvs_done() const { return recvs_done_; }
+  // True (once) if a message with stop_bit arrived since the last call.
+  bool take_stop() {
+    const bool s = stop_seen_;
+    stop_seen_ = false;
+    return s;
+  }
 
   // Sends len bytes from the send buffer to `rank` with 64-bit immediate
   // data (rank in the upper half, like LCI). Retries while the provider is
@@ -238,6 +249,7 @@ class rdm_endpoint {
         --sends_pending_;
       } else {
         ++recvs_done_;
+        if (entries[i].data & stop_bit) stop_seen_ = true;
         post_recv(static_cast<char*>(ctx));
       }
     }
@@ -286,55 +298,67 @@ class rdm_endpoint {
   char send_ctx_ = 0;  // its address marks send completions
   uint64_t recvs_done_ = 0;
   long sends_pending_ = 0;
+  bool stop_seen_ = false;
 };
 
-// Ping-pong of `size` bytes; returns the one-way latency in microseconds
-// (rank 0's figure; rank 1 returns 0).
-double pingpong(rdm_endpoint& ep, int rank, size_t size, uint32_t header,
+// A measurement's figure (rank 0) and how many timed iterations it took.
+struct result {
+  double value;
+  long timed;
+};
+
+// Ping-pong of `size` bytes; value: one-way latency in microseconds.
+result pingpong(rdm_endpoint& ep, int rank, size_t size, uint32_t header,
                 const bench::options& opt) {
   const int peer = 1 - rank;
-  const long total = opt.warmup + opt.iters;
+  bench::timed_loop loop(opt.warmup, opt.iters, opt.max_time_s, 64);
   uint64_t expect = ep.recvs_done();
-  double t0 = 0;
-  for (long i = 0; i < total; ++i) {
-    if (i == opt.warmup) t0 = bench::now_s();
+  long i = 0;
+  for (; i < loop.total(); ++i) {
     if (rank == 0) {
-      ep.send(peer, size, header, opt.timeout_s);
+      const bool last = loop.next_is_last(i);
+      ep.send(peer, size, header | (last ? stop_bit : 0), opt.timeout_s);
       ep.wait_recvs(++expect, opt.timeout_s);
+      if (last) break;
     } else {
       ep.wait_recvs(++expect, opt.timeout_s);
+      const bool last = ep.take_stop();
       ep.send(peer, size, header, opt.timeout_s);
+      if (last) break;
     }
   }
-  const double elapsed = bench::now_s() - t0;
+  loop.finish(i);
   ep.wait_sends_done(opt.timeout_s);
   g_boot->barrier();
-  return rank == 0 ? elapsed * 1e6 / (2.0 * static_cast<double>(opt.iters)) : 0.0;
+  return {loop.per_iteration(opt.median) * 1e6 / 2.0, loop.timed()};
 }
 
 // Windows of W 8-byte messages from rank 0, one 8-byte ack per window from
-// rank 1. Returns millions of messages per second (rank 0; rank 1: 0).
-double message_rate(rdm_endpoint& ep, int rank, long windows, long warmup_windows,
-                    const bench::options& opt) {
+// rank 1. value: millions of messages per second.
+result message_rate(rdm_endpoint& ep, int rank, long windows, const bench::options& opt) {
   const int peer = 1 - rank;
   const int w = opt.window;
+  bench::timed_loop loop(std::max<long>(1, opt.warmup / w), windows, opt.max_time_s, 4);
   uint64_t expect = ep.recvs_done();
-  double t0 = 0;
-  for (long k = 0; k < warmup_windows + windows; ++k) {
-    if (k == warmup_windows) t0 = bench::now_s();
+  long k = 0;
+  for (; k < loop.total(); ++k) {
     if (rank == 0) {
-      for (int j = 0; j < w; ++j) ep.send(peer, 8, static_cast<uint32_t>(j), opt.timeout_s);
+      const uint32_t flag = loop.next_is_last(k) ? stop_bit : 0;
+      for (int j = 0; j < w; ++j) ep.send(peer, 8, static_cast<uint32_t>(j) | flag, opt.timeout_s);
       ep.wait_recvs(++expect, opt.timeout_s);
+      if (flag) break;
     } else {
       expect += static_cast<uint64_t>(w);
       ep.wait_recvs(expect, opt.timeout_s);
+      const bool last = ep.take_stop();
       ep.send(peer, 8, 0xffffu, opt.timeout_s);
+      if (last) break;
     }
   }
-  const double elapsed = bench::now_s() - t0;
+  loop.finish(k);
   ep.wait_sends_done(opt.timeout_s);
   g_boot->barrier();
-  return rank == 0 ? static_cast<double>(windows) * w / elapsed / 1e6 : 0.0;
+  return {w / loop.per_iteration(opt.median) / 1e6, loop.timed()};
 }
 
 }  // namespace
@@ -353,16 +377,18 @@ int main(int argc, char** argv) {
       {"--rma-caps", nullptr, "also ask for the RMA capabilities the LCI library asks for",
        [&](const char*) { return rma_caps = true; }},
   };
-  bench::parse_options(argc, argv,
-                       "Raw libfabric reference: one-way ping-pong latency (short, medium) and\n"
-                       "8-byte message rate between two ranks, over the provider FI_PROVIDER names.",
-                       opt, extra);
+  bench::parse_options(
+      argc, argv,
+      "Raw libfabric reference: one-way ping-pong latency (short, medium) and\n"
+      "8-byte message rate between two ranks, over the provider FI_PROVIDER names.",
+      opt, extra);
   if (opt.max_size == 0) opt.max_size = medium_size;
 
   std::unique_ptr<lci::bootstrap::bootstrap> boot = lci::bootstrap::open();
   g_boot = boot.get();
   const int rank = boot->rank();
-  if (boot->size() != 2) fail("needs exactly 2 ranks (run: lcrun -n 2 ofi_pingpong), got %d", boot->size());
+  if (boot->size() != 2)
+    fail("needs exactly 2 ranks (run: lcrun -n 2 ofi_pingpong), got %d", boot->size());
   const int cpu = opt.pin ? bench::pin_to_cpu(rank) : -1;
 
   const size_t buf_size = std::max<size_t>(opt.max_size, 32);
@@ -372,27 +398,30 @@ int main(int argc, char** argv) {
     fail("the provider's receive queue (%zu) is shorter than --window + 1", ep.posted_recvs());
 
   bench::printer out("ofi", opt.csv);
-  const long warmup_windows = std::max<long>(1, opt.warmup / opt.window);
   if (rank == 0) {
     out.config("impl", "ofi (raw libfabric)");
     out.config("provider", ep.provider() + ", inject size " + std::to_string(ep.inject_size()) +
                                ", " + std::to_string(ep.posted_recvs()) + " receives posted" +
                                (rma_caps ? ", RMA caps" : ""));
     out.config("iterations", std::to_string(opt.iters) + " timed + " + std::to_string(opt.warmup) +
-                                 " warm-up per size");
+                                 " warm-up per size, at most " + bench::fixed(opt.max_time_s, 2) +
+                                 " s timed (+ half that of warm-up)");
+    out.config("statistic", opt.median ? "median over batches (64 round trips, 4 windows)"
+                                       : "mean over all timed iterations");
     out.config("message rate", std::to_string(rate_windows) + " windows of " +
                                    std::to_string(opt.window) + " x 8 B, 1 ack per window");
     out.config("pinning", opt.pin ? "rank 0 on cpu " + std::to_string(cpu) : "off");
     out.config("units", "latency: one-way us (round trip / 2); rate: million messages/s");
   }
 
-  double us = pingpong(ep, rank, 32, 0, opt);
-  if (rank == 0) out.row("short", 32, us, "us");
-  for (size_t size : bench::size_ladder(opt.min_size, opt.max_size)) {
-    us = pingpong(ep, rank, size, 1, opt);
-    if (rank == 0) out.row("medium", size, us, "us");
-  }
-  double rate = message_rate(ep, rank, rate_windows, warmup_windows, opt);
-  if (rank == 0) out.row("msgrate", 8, rate, "Mmsg/s");
+  auto report = [&](const char* test, size_t size, result r, long planned, const char* unit) {
+    if (rank != 0) return;
+    if (r.timed < planned) out.capped(test, size, r.timed, planned);
+    out.row(test, size, r.value, unit);
+  };
+  report("short", 32, pingpong(ep, rank, 32, 0, opt), opt.iters, "us");
+  for (size_t size : bench::size_ladder(opt.min_size, opt.max_size))
+    report("medium", size, pingpong(ep, rank, size, 1, opt), opt.iters, "us");
+  report("msgrate", 8, message_rate(ep, rank, rate_windows, opt), rate_windows, "Mmsg/s");
   return 0;
 }

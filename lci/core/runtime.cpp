@@ -19,7 +19,9 @@ constexpr int max_devices = 64;
 std::atomic<device*> g_device_slots[max_devices];
 }  // namespace
 
-device* foreign_pool_owner(const void* address) {
+std::atomic<uintptr_t> g_slabs_lo{UINTPTR_MAX}, g_slabs_hi{0};
+
+device* scan_pool_owner(const void* address) {
   for (auto& slot : g_device_slots) {
     device* d = slot.load(std::memory_order_acquire);
     if (d && d->owns_packet(address)) return d;
@@ -36,6 +38,10 @@ device* device_create() {
     device* expected = nullptr;
     if (slot.compare_exchange_strong(expected, d)) break;
   }
+  const auto lo = reinterpret_cast<uintptr_t>(d->slab);
+  const auto hi = lo + d->slab_bytes;
+  if (lo < g_slabs_lo.load()) g_slabs_lo.store(lo);
+  if (hi > g_slabs_hi.load()) g_slabs_hi.store(hi);
   ++LCI_NUM_DEVICES;
   return d;
 }

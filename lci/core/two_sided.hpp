@@ -37,9 +37,20 @@ inline void signal_medium(LCI_comp_t comp, int rank, LCI_tag_t tag, void* addres
   comp_signal(comp, r);
 }
 
-// Medium buffers handed to LCI by address: the caller's memory or a buffer
-// of some device's pool (LCI_mbuffer_alloc, LCI_recvmn).
-device* foreign_pool_owner(const void* address);
+// Medium buffers handed to LCI by address are the caller's memory or a
+// buffer of some device's pool (LCI_mbuffer_alloc, LCI_recvmn). All packet
+// slabs lie inside [g_slabs_lo, g_slabs_hi) (widened as devices appear), so
+// caller memory is recognised with two compares; only an address inside
+// that range pays the scan over devices.
+extern std::atomic<uintptr_t> g_slabs_lo, g_slabs_hi;
+device* scan_pool_owner(const void* address);
+inline device* foreign_pool_owner(const void* address) {
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  if (__builtin_expect(a < g_slabs_lo.load(std::memory_order_relaxed) ||
+                           a >= g_slabs_hi.load(std::memory_order_relaxed), 1))
+    return nullptr;
+  return scan_pool_owner(address);
+}
 
 // Eager send of `length` bytes at `address`. `comp` (command port; nullptr
 // for none) is signalled when the buffer is the caller's again. Without a

@@ -1,0 +1,478 @@
+// lci_pingpong: one-way latency and message rate through the LCI 1.7 API,
+// the same measurements as ofi_pingpong (the raw-libfabric reference):
+//   short    LCI_sends / LCI_recvs ping-pong (LCI_SHORT_SIZE = 32 bytes);
+//   medium   LCI_sendm / LCI_recvm ping-pong with the caller's buffers, sizes
+//            in powers of two up to LCI_MEDIUM_SIZE, plus LCI_MEDIUM_SIZE;
+//   msgrate  rank 0 streams windows of W 8-byte LCI_sendm, rank 1 answers
+//            each window with one 8-byte ack; messages/s over all windows.
+//
+// One endpoint on LCI_UR_DEVICE (rank+tag matching) whose ports complete
+// through the kind chosen by --comp:
+//   sync     a reused synchronizer of threshold 1 (ping-pong, acks) and one
+//            of threshold W (a window of receives);
+//   queue    one completion queue, popped;
+//   handler  a handler that counts completions.
+// Waiting never relies on LCI_sync_wait/LCI_queue_wait (they do not
+// progress): every wait loops LCI_progress + test/pop. A send refused with
+// LCI_ERR_RETRY is retried after LCI_progress.
+//
+// Receives are posted before their message can arrive, like the raw
+// program's pre-posted buffers: rank 1 posts the next receive before it
+// answers; in the rate test each slot of a window has its own tag and rank 1
+// keeps the next window posted while it works on the current one.
+//
+// Run with exactly two ranks: lcrun -n 2 lci_pingpong [--csv] [--comp KIND].
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "lci.h"
+
+namespace {
+
+constexpr LCI_tag_t tag_short = 1;
+constexpr LCI_tag_t tag_medium = 2;
+constexpr LCI_tag_t tag_ack = 3;
+constexpr LCI_tag_t tag_window_base = 16;  // rate test: see message_rate()
+
+[[noreturn]] void fail(const char* what, LCI_error_t rc) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "lci_pingpong: %s failed (LCI error %d)\n", what, static_cast<int>(rc));
+  std::exit(1);
+}
+
+void check(LCI_error_t rc, const char* what) {
+  if (rc != LCI_OK) fail(what, rc);
+}
+
+enum class comp_kind { sync, queue, handler };
+
+const char* comp_name(comp_kind k) {
+  switch (k) {
+    case comp_kind::sync: return "sync";
+    case comp_kind::queue: return "queue";
+    case comp_kind::handler: return "handler";
+  }
+  return "?";
+}
+
+// Filled by the handler (it runs inside LCI_progress on this thread, or in
+// a posting call that completes at once).
+uint64_t g_handled = 0;
+LCI_request_t g_handled_last;
+
+void count_completion(LCI_request_t request) {
+  g_handled_last = request;
+  ++g_handled;
+}
+
+// The completion objects of one kind and how to wait on them. Receives are
+// posted singly (ping-pong, ack: one()) or as a window of W (window(p)):
+// the rate test keeps two windows posted, told apart by their parity p.
+//   sync     one synchronizer of threshold 1 and one of threshold W per
+//            parity, each reused;
+//   queue    one queue for everything; a wait pops the count it expects;
+//   handler  one handler for everything; a wait counts its calls.
+// wait_*() returns once the whole group has completed and leaves the
+// group's last request in last(). Receives complete in the order the
+// protocol forces (nothing of window k+1 arrives before the ack of window k
+// left), so counting is exact.
+class completions {
+ public:
+  completions(comp_kind kind, int window)
+      : kind_(kind), window_(window), requests_(static_cast<size_t>(window)) {
+    switch (kind_) {
+      case comp_kind::sync:
+        check(LCI_sync_create(LCI_UR_DEVICE, 1, &one_), "LCI_sync_create");
+        for (LCI_comp_t& s : windows_)
+          check(LCI_sync_create(LCI_UR_DEVICE, window, &s), "LCI_sync_create");
+        break;
+      case comp_kind::queue:
+        check(LCI_queue_create(LCI_UR_DEVICE, &one_), "LCI_queue_create");
+        windows_[0] = windows_[1] = one_;
+        break;
+      case comp_kind::handler:
+        check(LCI_handler_create(LCI_UR_DEVICE, count_completion, &one_), "LCI_handler_create");
+        windows_[0] = windows_[1] = one_;
+        break;
+    }
+  }
+  ~completions() {
+    if (kind_ == comp_kind::sync) {
+      LCI_sync_free(&one_);
+      for (LCI_comp_t& s : windows_) LCI_sync_free(&s);
+    } else if (kind_ == comp_kind::queue) {
+      LCI_queue_free(&one_);
+    }
+    // A handler object has no free call in LCI 1.7.
+  }
+  completions(const completions&) = delete;
+  completions& operator=(const completions&) = delete;
+
+  LCI_comp_type_t type() const {
+    switch (kind_) {
+      case comp_kind::sync: return LCI_COMPLETION_SYNC;
+      case comp_kind::queue: return LCI_COMPLETION_QUEUE;
+      case comp_kind::handler: return LCI_COMPLETION_HANDLER;
+    }
+    return LCI_COMPLETION_NONE;
+  }
+
+  LCI_comp_t one() const { return one_; }
+  LCI_comp_t window(long parity) const { return windows_[parity & 1]; }
+
+  void wait_one(double timeout_s) { wait(one_, 1, timeout_s); }
+  void wait_window(long parity, double timeout_s) {
+    wait(windows_[parity & 1], window_, timeout_s);
+  }
+
+  const LCI_request_t& last() const { return last_; }
+
+ private:
+  void wait(LCI_comp_t comp, int n, double timeout_s) {
+    switch (kind_) {
+      case comp_kind::sync:
+        bench::spin_until(
+            [&] {
+              LCI_progress(LCI_UR_DEVICE);
+              return LCI_sync_test(comp, requests_.data()) == LCI_OK;
+            },
+            timeout_s, "a synchronizer");
+        last_ = requests_[static_cast<size_t>(n - 1)];
+        break;
+      case comp_kind::queue: {
+        int got = 0;
+        bench::spin_until(
+            [&] {
+              LCI_progress(LCI_UR_DEVICE);
+              while (got < n && LCI_queue_pop(comp, &last_) == LCI_OK) ++got;
+              return got == n;
+            },
+            timeout_s, "a completion queue");
+        break;
+      }
+      case comp_kind::handler: {
+        const uint64_t target = handled_ + static_cast<uint64_t>(n);
+        bench::spin_until(
+            [&] {
+              LCI_progress(LCI_UR_DEVICE);
+              return g_handled >= target;
+            },
+            timeout_s, "a handler call");
+        handled_ = target;
+        last_ = g_handled_last;
+        break;
+      }
+    }
+  }
+
+  comp_kind kind_;
+  int window_;
+  LCI_comp_t one_ = nullptr;
+  LCI_comp_t windows_[2] = {nullptr, nullptr};
+  std::vector<LCI_request_t> requests_;
+  LCI_request_t last_{};
+  uint64_t handled_ = 0;
+};
+
+// Calls post() until it is accepted, progressing between refusals.
+template <typename Post>
+void post_retry(Post&& post, const char* what, double timeout_s) {
+  bench::spin_until(
+      [&] {
+        LCI_error_t rc = post();
+        if (rc == LCI_OK) return true;
+        if (rc != LCI_ERR_RETRY) fail(what, rc);
+        LCI_progress(LCI_UR_DEVICE);
+        return false;
+      },
+      timeout_s, what);
+}
+
+// Checks that the last receive of a test carried what was sent; a
+// benchmark that measures the wrong thing is worse than none.
+void verify(const LCI_request_t& r, int peer, LCI_tag_t tag, LCI_data_type_t type, size_t length,
+            const char* test) {
+  bool ok = r.flag == LCI_OK && r.rank == peer && r.tag == tag && r.type == type;
+  if (ok && type == LCI_MEDIUM) ok = r.data.mbuffer.length == length;
+  if (!ok) {
+    std::fprintf(stderr,
+                 "lci_pingpong: %s: last receive has rank %d tag %u type %d length %zu, expected "
+                 "rank %d tag %u type %d length %zu\n",
+                 test, r.rank, r.tag, static_cast<int>(r.type),
+                 type == LCI_MEDIUM ? r.data.mbuffer.length : size_t{0}, peer, tag,
+                 static_cast<int>(type), length);
+    std::exit(1);
+  }
+}
+
+struct context {
+  LCI_endpoint_t ep;
+  completions* comps;
+  int rank;
+  int peer;
+  const bench::options* opt;
+};
+
+// A measurement's figure (rank 0) and how many timed iterations it took.
+struct result {
+  double value;
+  long timed;
+};
+
+// The ping-pong loop shared by short and medium messages. Rank 0 marks the
+// last ping (mark(true)); rank 1 learns it from the received message
+// (is_marked()) and stops after answering it. Rank 1 posts its next receive
+// before it answers, so every ping finds its receive posted.
+template <typename PostRecv, typename Send, typename Mark, typename IsMarked>
+result pingpong_loop(context& c, PostRecv&& post_recv, Send&& send, Mark&& mark,
+                     IsMarked&& is_marked) {
+  const bench::options& opt = *c.opt;
+  bench::timed_loop loop(opt.warmup, opt.iters, opt.max_time_s, 64);
+  if (c.rank == 1) post_recv();
+  long i = 0;
+  for (; i < loop.total(); ++i) {
+    if (c.rank == 0) {
+      const bool last = loop.next_is_last(i);
+      mark(last);
+      post_recv();
+      send();
+      c.comps->wait_one(opt.timeout_s);
+      if (last) break;
+    } else {
+      c.comps->wait_one(opt.timeout_s);
+      const bool last = is_marked();
+      if (!last) post_recv();
+      send();
+      if (last) break;
+    }
+  }
+  loop.finish(i);
+  return {loop.per_iteration(opt.median) * 1e6 / 2.0, loop.timed()};
+}
+
+result short_pingpong(context& c) {
+  const double timeout_s = c.opt->timeout_s;
+  LCI_short_t msg;
+  std::memset(&msg, 0, sizeof(msg));
+  result r = pingpong_loop(
+      c, [&] { check(LCI_recvs(c.ep, c.peer, tag_short, c.comps->one(), nullptr), "LCI_recvs"); },
+      [&] {
+        post_retry([&] { return LCI_sends(c.ep, msg, c.peer, tag_short); }, "LCI_sends", timeout_s);
+      },
+      [&](bool last) { msg.val[0] = last ? 1 : 0; },
+      [&] { return c.comps->last().data.immediate.val[0] != 0; });
+  verify(c.comps->last(), c.peer, tag_short, LCI_IMMEDIATE, LCI_SHORT_SIZE, "short");
+  LCI_barrier();
+  return r;
+}
+
+result medium_pingpong(context& c, size_t size, char* send_buf, char* recv_buf) {
+  const double timeout_s = c.opt->timeout_s;
+  LCI_mbuffer_t src{send_buf, size};
+  LCI_mbuffer_t dst{recv_buf, size};
+  result r = pingpong_loop(
+      c,
+      [&] {
+        check(LCI_recvm(c.ep, dst, c.peer, tag_medium, c.comps->one(), nullptr), "LCI_recvm");
+      },
+      [&] {
+        post_retry([&] { return LCI_sendm(c.ep, src, c.peer, tag_medium); }, "LCI_sendm",
+                   timeout_s);
+      },
+      [&](bool last) { send_buf[0] = last ? 1 : 0; }, [&] { return recv_buf[0] != 0; });
+  verify(c.comps->last(), c.peer, tag_medium, LCI_MEDIUM, size, "medium");
+  send_buf[0] = 0;
+  recv_buf[0] = 0;
+  LCI_barrier();
+  return r;
+}
+
+// Windows of W 8-byte messages from rank 0, one 8-byte ack per window from
+// rank 1; value: millions of messages per second.
+//
+// Every message finds its receive posted, and posting stays off the
+// critical path: rank 1 keeps two windows posted (slot j of window k has
+// tag tag_window_base + (k % 2) * W + j and buffer (k % 2) * W + j); when
+// window k has arrived it acks first, then posts window k + 2 while rank 0
+// sends window k + 1. Rank 0 posts the ack's receive before it sends a
+// window. The first byte of every message of the last timed window is 1;
+// rank 0 then sends one untimed window to use up the receives rank 1 posted
+// ahead.
+result message_rate(context& c, long windows, char* send_buf, char* recv_bufs) {
+  const bench::options& opt = *c.opt;
+  const int w = opt.window;
+  bench::timed_loop loop(std::max<long>(1, opt.warmup / w), windows, opt.max_time_s, 4);
+  LCI_mbuffer_t src{send_buf, 8};
+  LCI_mbuffer_t ack_dst{recv_bufs, 8};
+  auto slot_tag = [w](long k, int j) {
+    return tag_window_base + static_cast<LCI_tag_t>((k & 1) * w + j);
+  };
+  auto send = [&](LCI_tag_t tag) {
+    post_retry([&] { return LCI_sendm(c.ep, src, c.peer, tag); }, "LCI_sendm", opt.timeout_s);
+  };
+  auto send_window = [&](long k) {
+    for (int j = 0; j < w; ++j) send(slot_tag(k, j));
+  };
+  auto post_window = [&](long k) {
+    for (int j = 0; j < w; ++j) {
+      LCI_mbuffer_t dst{recv_bufs + 8 * static_cast<size_t>((k & 1) * w + j), 8};
+      check(LCI_recvm(c.ep, dst, c.peer, slot_tag(k, j), c.comps->window(k), nullptr), "LCI_recvm");
+    }
+  };
+  auto window_marked = [&](long k) { return recv_bufs[8 * static_cast<size_t>((k & 1) * w)] != 0; };
+  send_buf[0] = 0;
+  if (c.rank == 1) {
+    post_window(0);
+    post_window(1);
+  }
+  long k = 0;
+  for (; k < loop.total(); ++k) {
+    if (c.rank == 0) {
+      const bool last = loop.next_is_last(k);
+      send_buf[0] = last ? 1 : 0;
+      check(LCI_recvm(c.ep, ack_dst, c.peer, tag_ack, c.comps->one(), nullptr), "LCI_recvm");
+      send_window(k);
+      c.comps->wait_one(opt.timeout_s);
+      if (last) break;
+    } else {
+      c.comps->wait_window(k, opt.timeout_s);
+      const bool last = window_marked(k);
+      send(tag_ack);
+      if (last) break;
+      post_window(k + 2);
+    }
+  }
+  loop.finish(k);
+  if (c.rank == 0)
+    verify(c.comps->last(), c.peer, tag_ack, LCI_MEDIUM, 8, "msgrate");
+  else
+    verify(c.comps->last(), c.peer, c.comps->last().tag, LCI_MEDIUM, 8, "msgrate");
+  // Untimed: window k + 1, which rank 1 has already posted.
+  send_buf[0] = 0;
+  if (c.rank == 0)
+    send_window(k + 1);
+  else
+    c.comps->wait_window(k + 1, opt.timeout_s);
+  LCI_barrier();
+  return {w / loop.per_iteration(opt.median) / 1e6, loop.timed()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::options opt;
+  comp_kind kind = comp_kind::sync;
+  long rate_windows = 2000;
+  std::vector<bench::extra_option> extra = {
+      {"--comp", "KIND", "completion of the message port: sync (default), queue, handler",
+       [&](const char* v) {
+         std::string s = v;
+         if (s == "sync")
+           kind = comp_kind::sync;
+         else if (s == "queue")
+           kind = comp_kind::queue;
+         else if (s == "handler")
+           kind = comp_kind::handler;
+         else
+           return false;
+         return true;
+       }},
+      {"--windows", "N", "timed windows in the message-rate test (default 2000)",
+       [&](const char* v) { return (rate_windows = std::atol(v)) > 0; }},
+      {"--medium-size", "BYTES", "accepted for symmetry with ofi_pingpong; ignored",
+       [&](const char*) { return true; }},
+      {"--rma-caps", nullptr, "accepted for symmetry with ofi_pingpong; ignored",
+       [&](const char*) { return true; }},
+  };
+  bench::parse_options(argc, argv,
+                       "LCI one-way ping-pong latency (LCI_sends/recvs, LCI_sendm/recvm) and\n"
+                       "8-byte LCI_sendm message rate between two ranks.",
+                       opt, extra);
+
+  check(LCI_initialize(), "LCI_initialize");
+  if (LCI_NUM_PROCESSES != 2) {
+    std::fprintf(stderr,
+                 "lci_pingpong: needs exactly 2 ranks (run: lcrun -n 2 lci_pingpong), got %d\n",
+                 LCI_NUM_PROCESSES);
+    LCI_finalize();
+    return 1;
+  }
+  const int rank = LCI_RANK;
+  const int cpu = opt.pin ? bench::pin_to_cpu(rank) : -1;
+  const size_t medium = static_cast<size_t>(LCI_MEDIUM_SIZE);
+  if (opt.max_size == 0 || opt.max_size > medium) opt.max_size = medium;
+  if (opt.min_size > opt.max_size) opt.min_size = opt.max_size;
+  if (tag_window_base + 2 * static_cast<LCI_tag_t>(opt.window) >
+      static_cast<LCI_tag_t>(LCI_MAX_TAG)) {
+    std::fprintf(stderr, "lci_pingpong: --window %d needs tags above LCI_MAX_TAG %d\n", opt.window,
+                 LCI_MAX_TAG);
+    return 1;
+  }
+
+  {
+    completions comps(kind, opt.window);
+    LCI_plist_t plist;
+    check(LCI_plist_create(&plist), "LCI_plist_create");
+    check(LCI_plist_set_match_type(plist, LCI_MATCH_RANKTAG), "LCI_plist_set_match_type");
+    check(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, comps.type()),
+          "LCI_plist_set_comp_type");
+    check(LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, comps.type()),
+          "LCI_plist_set_comp_type");
+    LCI_endpoint_t ep;
+    check(LCI_endpoint_init(&ep, LCI_UR_DEVICE, plist), "LCI_endpoint_init");
+    LCI_plist_free(&plist);
+
+    const size_t buf_bytes =
+        (std::max(opt.max_size, 16 * static_cast<size_t>(opt.window)) + 4095) / 4096 * 4096;
+    char* send_buf = static_cast<char*>(std::aligned_alloc(4096, buf_bytes));
+    char* recv_buf = static_cast<char*>(std::aligned_alloc(4096, buf_bytes));
+    if (!send_buf || !recv_buf) {
+      std::fprintf(stderr, "lci_pingpong: out of memory\n");
+      std::exit(1);
+    }
+    std::memset(send_buf, 0x5a, buf_bytes);
+    std::memset(recv_buf, 0, buf_bytes);
+
+    context c{ep, &comps, rank, 1 - rank, &opt};
+    bench::printer out("lci", opt.csv);
+    if (rank == 0) {
+      out.config("impl", std::string("lci (LCI ") + std::to_string(LCI_VERSION_MAJOR) + "." +
+                             std::to_string(LCI_VERSION_MINOR) +
+                             " API), completion: " + comp_name(kind));
+      out.config("sizes", "short " + std::to_string(LCI_SHORT_SIZE) + " B; medium up to " +
+                              std::to_string(LCI_MEDIUM_SIZE) + " B");
+      out.config("iterations", std::to_string(opt.iters) + " timed + " +
+                                   std::to_string(opt.warmup) + " warm-up per size, at most " +
+                                   bench::fixed(opt.max_time_s, 2) +
+                                   " s timed (+ half that of warm-up)");
+      out.config("statistic", opt.median ? "median over batches (64 round trips, 4 windows)"
+                                         : "mean over all timed iterations");
+      out.config("message rate", std::to_string(rate_windows) + " windows of " +
+                                     std::to_string(opt.window) + " x 8 B, 1 ack per window");
+      out.config("pinning", opt.pin ? "rank 0 on cpu " + std::to_string(cpu) : "off");
+      out.config("units", "latency: one-way us (round trip / 2); rate: million messages/s");
+    }
+    LCI_barrier();
+
+    auto report = [&](const char* test, size_t size, result r, long planned, const char* unit) {
+      if (rank != 0) return;
+      if (r.timed < planned) out.capped(test, size, r.timed, planned);
+      out.row(test, size, r.value, unit);
+    };
+    report("short", LCI_SHORT_SIZE, short_pingpong(c), opt.iters, "us");
+    for (size_t size : bench::size_ladder(opt.min_size, opt.max_size))
+      report("medium", size, medium_pingpong(c, size, send_buf, recv_buf), opt.iters, "us");
+    report("msgrate", 8, message_rate(c, rate_windows, send_buf, recv_buf), rate_windows, "Mmsg/s");
+
+    LCI_endpoint_free(&ep);
+    std::free(send_buf);
+    std::free(recv_buf);
+  }
+  check(LCI_finalize(), "LCI_finalize");
+  return 0;
+}
