@@ -166,7 +166,8 @@ LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port, LCI_comp
 
 LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) {
   LCI_CHECK(debug::check_handle("LCI_plist_set_default_comp", "plist", plist, debug::handle_kind::plist));
-  LCI_CHECK(debug::check_comp_any("LCI_plist_set_default_comp", "comp", comp));
+  // NULL is allowed: an endpoint whose message port is NONE needs no object.
+  LCI_CHECK(comp ? debug::check_comp_any("LCI_plist_set_default_comp", "comp", comp) : LCI_OK);
   to_plist(plist)->default_comp = comp;
   return LCI_OK;
 }
