@@ -238,13 +238,25 @@ inline int pin_to_cpu(int index) {
 // happened) for at most `timeout_s` seconds; reads the clock only every 4096
 // steps so the check stays off the critical path. Aborts the program with
 // `what` in the message on timeout: a benchmark that hangs is a bug.
+inline void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 template <typename Step>
 inline void spin_until(Step&& step, double timeout_s, const char* what) {
   if (step()) return;
   const double deadline = now_s() + timeout_s;
   for (;;) {
-    for (int i = 0; i < 4096; ++i)
+    for (int i = 0; i < 4096; ++i) {
       if (step()) return;
+      // A pause between empty polls keeps a polling receiver from starving
+      // the sender on a provider lock they share (shm); LCI and raw alike.
+      cpu_pause();
+    }
     if (now_s() > deadline) {
       std::fflush(stdout);
       std::fprintf(stderr, "benchmark: timed out after %.1f s waiting for %s\n", timeout_s, what);
