@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "lci/core/log.hpp"
+#include "lci/core/memory.hpp"
 #include "lci/core/runtime.hpp"
 
 namespace lci::debug {
@@ -24,6 +25,7 @@ const char* kind_name(handle_kind k) {
     case handle_kind::queue: return "completion queue";
     case handle_kind::sync: return "synchronizer";
     case handle_kind::handler: return "handler";
+    case handle_kind::segment: return "segment";
   }
   return "object";
 }
@@ -134,6 +136,66 @@ LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t
                 buffer.length, LCI_MEDIUM_SIZE);
   if (!buffer.address && buffer.length)
     return fail(call, "argument %s.address is NULL with length %zu", arg, buffer.length);
+  return LCI_OK;
+}
+
+LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& b) {
+  if (!b.address && b.length)
+    return fail(call, "argument %s.address is NULL with length %zu", arg, b.length);
+  if (!b.segment) return LCI_OK;  // LCI_SEGMENT_ALL
+  handle_kind k;
+  if (!lookup(b.segment, &k) || k != handle_kind::segment)
+    return fail(call, "argument %s.segment (%p) is not a live segment", arg, (void*)b.segment);
+  const LCII_mr_t* seg = b.segment;
+  if (seg->remote)
+    return fail(call, "argument %s.segment is a remote (deserialized) segment", arg);
+  const auto a = reinterpret_cast<uintptr_t>(b.address);
+  if (b.length && (a < seg->base || a + b.length > seg->base + seg->length))
+    return fail(call, "argument %s [%p, +%zu) is outside its segment [%p, +%zu)", arg, b.address,
+                b.length, (void*)seg->base, seg->length);
+  return LCI_OK;
+}
+
+LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& b) {
+  if (!b.segment)
+    return fail(call, "argument %s.segment is LCI_SEGMENT_ALL; a remote buffer needs the peer's "
+                      "deserialized segment", arg);
+  handle_kind k;
+  if (!lookup(b.segment, &k) || k != handle_kind::segment)
+    return fail(call, "argument %s.segment (%p) is not a live segment", arg, (void*)b.segment);
+  const LCII_mr_t* seg = b.segment;
+  if (!seg->remote)
+    return fail(call, "argument %s.segment is a local segment; use the peer's deserialized one", arg);
+  const auto a = reinterpret_cast<uintptr_t>(b.address);
+  if (a < seg->base || a + b.length > seg->base + seg->length)
+    return fail(call, "argument %s [%p, +%zu) is outside the peer's registered range [%p, +%zu)",
+                arg, b.address, b.length, (void*)seg->base, seg->length);
+  return LCI_OK;
+}
+
+LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& iov, bool local,
+                        bool allow_null_array) {
+  if (!iov.lbuffers) {
+    if (allow_null_array) return LCI_OK;
+    return fail(call, "argument %s.lbuffers is NULL", arg);
+  }
+  if (iov.count < 1 || iov.count > LCI_IOVEC_SIZE)
+    return fail(call, "argument %s.count = %d is outside [1, LCI_IOVEC_SIZE = %d]", arg,
+                iov.count, LCI_IOVEC_SIZE);
+  if (iov.piggy_back.length > LCI_get_iovec_piggy_back_size(iov.count))
+    return fail(call, "argument %s.piggy_back.length = %zu is over %zu for %d buffers", arg,
+                iov.piggy_back.length, LCI_get_iovec_piggy_back_size(iov.count), iov.count);
+  bool all_registered = iov.lbuffers[0].segment != nullptr;
+  for (int i = 0; i < iov.count; ++i) {
+    char name[64];
+    snprintf(name, sizeof(name), "%s.lbuffers[%d]", arg, i);
+    LCI_error_t rc = local ? check_local_lbuffer(call, name, iov.lbuffers[i])
+                           : check_remote_lbuffer(call, name, iov.lbuffers[i]);
+    if (rc != LCI_OK) return rc;
+    if (iov.lbuffers[i].length == 0) return fail(call, "argument %s.length is 0", name);
+    if (local && (iov.lbuffers[i].segment != nullptr) != all_registered)
+      return fail(call, "argument %s mixes registered buffers and LCI_SEGMENT_ALL", arg);
+  }
   return LCI_OK;
 }
 

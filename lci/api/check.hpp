@@ -11,7 +11,7 @@
 
 namespace lci::debug {
 
-enum class handle_kind { device, endpoint, plist, queue, sync, handler };
+enum class handle_kind { device, endpoint, plist, queue, sync, handler, segment };
 
 #if LCI_ENABLE_DEBUG
 inline constexpr bool enabled = true;
@@ -38,6 +38,13 @@ LCI_error_t check_tag(const char* call, LCI_tag_t tag);
 LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
                             LCI_port_t port, LCI_comp_t comp, bool required);
 LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer);
+// A local long buffer: its segment (if not LCI_SEGMENT_ALL) is live, local,
+// and covers the buffer; address non-NULL unless length is 0.
+LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer);
+// A remote long buffer: a deserialized segment that covers [address, address+length).
+LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer);
+LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& iov, bool local,
+                        bool allow_null_array);
 
 }  // namespace lci::debug
 

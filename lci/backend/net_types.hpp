@@ -8,7 +8,13 @@ namespace lci::net {
 
 enum class status : int { ok = 0, retry = 1 };
 
-enum class completion_kind : uint8_t { send_done, recv };
+enum class completion_kind : uint8_t {
+  send_done,     // a posted send finished; its buffer is free
+  recv,          // a message arrived in a posted receive buffer
+  rma_done,      // a posted RDMA write or read finished locally
+  remote_write,  // a peer's RDMA write with immediate data landed here
+  failed,        // a posted operation failed (ctx and error set)
+};
 
 struct completion {
   completion_kind kind;
@@ -16,6 +22,7 @@ struct completion {
   uint32_t imm;   // recv: the sender's immediate data
   size_t length;  // recv: bytes received
   void* ctx;      // the ctx given when the operation was posted
+  int error;      // failed: the provider's error number
 };
 
 // A memory registration as the protocol layer sees it.

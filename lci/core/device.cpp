@@ -8,6 +8,7 @@
 
 #include "lci/core/log.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/rdma.hpp"
 #include "lci/core/two_sided.hpp"
 
 namespace lci {
@@ -26,7 +27,9 @@ device::device(int index) : group_index(index) {
   net = std::make_unique<net::backend_device>(*rt.boot, group_index);
   max_inject = net->max_inject();
 
-  packet_size = static_cast<size_t>(LCI_PACKET_SIZE);
+  // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer.
+  packet_size = static_cast<size_t>(LCI_PACKET_SIZE) + packet_slack;
+  recv_size = static_cast<size_t>(LCI_MEDIUM_SIZE) + trailer_size;
   const size_t npackets = static_cast<size_t>(LCI_SERVER_NUM_PKTS);
   slab_bytes = packet_size * npackets;
   slab = map_slab(slab_bytes, "packets");
@@ -43,12 +46,22 @@ device::device(int index) : group_index(index) {
   ctxs = std::make_unique<packet_pool>(ctx_slab, sizeof(recv_ctx), nctx);
 
   table = std::make_unique<match_table>(static_cast<size_t>(LCI_DEFAULT_TABLE_LENGTH));
+  regs = std::make_unique<reg_cache>(
+      [this](void* address, size_t length) -> void* {
+        return new net::mr(net->register_memory(address, length));
+      },
+      [this](void* handle) {
+        auto* m = static_cast<net::mr*>(handle);
+        net->deregister_memory(*m);
+        delete m;
+      });
   post_initial_receives();
   // Every rank has its receives posted before anyone sends to this device.
   rt.boot->barrier();
 }
 
 device::~device() {
+  regs.reset();
   net->deregister_memory(slab_mr);
   ctxs.reset();
   packets.reset();
@@ -77,14 +90,17 @@ void device::post_initial_receives() {
 }
 
 void device::post_recv_packet(packet* p) {
-  if (net->post_recv(p->payload(), static_cast<size_t>(LCI_MEDIUM_SIZE), slab_mr.desc, p) !=
-      net::status::ok)
-    push_backlog({backlog_op::op::recv, p});
+  if (net->post_recv(p->payload(), recv_size, slab_mr.desc, p) != net::status::ok) {
+    backlog_op b;
+    b.what = backlog_op::op::recv;
+    b.pkt = p;
+    push_backlog(std::move(b));
+  }
 }
 
-void device::push_backlog(const backlog_op& op) {
+void device::push_backlog(backlog_op&& op) {
   backlog_lock.lock();
-  backlog.push_back(op);
+  backlog.push_back(std::move(op));
   backlog_size.fetch_add(1, std::memory_order_release);
   backlog_lock.unlock();
 }
@@ -92,14 +108,23 @@ void device::push_backlog(const backlog_op& op) {
 bool device::drain_backlog() {
   if (!backlog_lock.try_lock()) return false;
   bool did = false;
+  // Entries leave in order; one that is refused again stops the pass. An
+  // RDMA entry is taken out first: posting it may queue it again.
   while (!backlog.empty()) {
     backlog_op& op = backlog.front();
-    net::status st = net::status::ok;
-    switch (op.what) {
-      case backlog_op::op::recv:
-        st = net->post_recv(op.pkt->payload(), static_cast<size_t>(LCI_MEDIUM_SIZE),
-                            slab_mr.desc, op.pkt);
-        break;
+    if (op.what == backlog_op::op::rdma) {
+      rdv_op* rdv = op.rdv;
+      backlog.pop_front();
+      backlog_size.fetch_sub(1, std::memory_order_relaxed);
+      backlog_lock.unlock();
+      post_rdma(*this, rdv);
+      return true;
+    }
+    net::status st;
+    if (op.what == backlog_op::op::recv) {
+      st = net->post_recv(op.pkt->payload(), recv_size, slab_mr.desc, op.pkt);
+    } else {
+      st = send_control_now(*this, op.rank, op.imm, op.bytes.data(), op.bytes.size());
     }
     if (st != net::status::ok) break;
     backlog.pop_front();
@@ -127,28 +152,58 @@ bool device::refill_receives() {
   return did;
 }
 
+net::status send_control_now(device& d, int rank, uint32_t imm, const void* data,
+                             size_t length) {
+  return send_eager(d, nullptr, imm, const_cast<void*>(data), length, rank, 0, nullptr,
+                    nullptr) == LCI_OK
+             ? net::status::ok
+             : net::status::retry;
+}
+
+void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length) {
+  if (d.backlog_empty() && send_control_now(d, rank, imm, data, length) == net::status::ok)
+    return;
+  backlog_op b;
+  b.what = backlog_op::op::message;
+  b.rank = rank;
+  b.imm = imm;
+  b.bytes.assign(static_cast<const char*>(data), static_cast<const char*>(data) + length);
+  d.push_backlog(std::move(b));
+}
+
 namespace {
 
-// A message arrived in packet p: match it, then keep the receive queue full.
+// A message arrived in packet p: match it (two-sided) or act on it
+// (one-sided, control), then keep the receive queue full.
 void on_arrival(device& d, packet* p, const net::completion& c) {
-  const uint32_t index = imm_endpoint(c.imm);
-  endpoint* ep = endpoint_by_index(index);
-  if (__builtin_expect(ep == nullptr || ep->dev != &d, 0)) {
-    LCI_WARN("dropped a message from rank %d for endpoint %u, which does not exist here",
-             c.src_rank, index);
-    d.post_recv_packet(p);
-    return;
-  }
+  const msg_kind kind = imm_kind(c.imm);
   p->in.length = static_cast<uint32_t>(c.length);
   p->in.src_rank = c.src_rank;
   p->in.tag = static_cast<uint16_t>(imm_tag(c.imm));
-  p->in.kind = imm_kind(c.imm);
-  p->in.node.key = make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : c.src_rank,
-                                  index, p->in.tag);
-  p->in.node.kind = match_kind::send;
-  if (match_node* m = d.table->insert_or_match(&p->in.node))
-    complete_recv(d, reinterpret_cast<recv_ctx*>(m), p);
-
+  p->in.kind = kind;
+  if (kind == msg_kind::control) {
+    on_control(d, p, static_cast<control_kind>(imm_endpoint(c.imm)));
+  } else {
+    const uint32_t index = imm_endpoint(c.imm);
+    endpoint* ep = endpoint_by_index(index);
+    if (__builtin_expect(ep == nullptr || ep->dev != &d, 0)) {
+      LCI_WARN("dropped a message from rank %d for endpoint %u, which does not exist here",
+               c.src_rank, index);
+      d.put_packet(p);
+    } else if (__builtin_expect(kind <= msg_kind::rts, 1)) {
+      p->in.node.key = make_match_key(
+          ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : c.src_rank, index, p->in.tag);
+      p->in.node.kind = match_kind::send;
+      if (match_node* m = d.table->insert_or_match(&p->in.node))
+        complete_recv(d, reinterpret_cast<recv_ctx*>(m), p);
+    } else if (kind == msg_kind::rts_alloc) {
+      on_rts_alloc(d, ep, p);
+    } else if (kind == msg_kind::notify) {
+      on_notify(d, ep, p);
+    } else {
+      on_eager_put(d, ep, p);
+    }
+  }
   if (packet* fresh = d.get_packet())
     d.post_recv_packet(fresh);
   else
@@ -159,6 +214,7 @@ void on_send_done(device& d, packet* p) {
   if (p->out.comp)
     signal_medium(p->out.comp, p->out.rank, p->out.tag, p->out.user_address, p->out.length,
                   p->out.user_context);
+  if (p->out.ep) p->out.ep->end_local();
   if (!p->out.keep) d.put_packet(p);
 }
 
@@ -173,11 +229,26 @@ bool device::progress() {
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
   progress_lock.unlock();
   for (int i = 0; i < n; ++i) {
-    packet* p = static_cast<packet*>(cs[i].ctx);
-    if (cs[i].kind == net::completion_kind::recv)
-      on_arrival(*this, p, cs[i]);
-    else
-      on_send_done(*this, p);
+    const net::completion& c = cs[i];
+    switch (c.kind) {
+      case net::completion_kind::recv:
+        on_arrival(*this, static_cast<packet*>(c.ctx), c);
+        break;
+      case net::completion_kind::send_done:
+        on_send_done(*this, static_cast<packet*>(c.ctx));
+        break;
+      case net::completion_kind::rma_done:
+        on_rdma_done(*this, static_cast<rdv_op*>(c.ctx));
+        break;
+      case net::completion_kind::remote_write:
+        on_write_imm(*this, imm_rdv_id(c.imm));
+        break;
+      case net::completion_kind::failed:
+        if (owns_packet(c.ctx))
+          fatal("a message send failed (error %d)", c.error);
+        on_rdma_failed(*this, static_cast<rdv_op*>(c.ctx), c.error);
+        break;
+    }
   }
   return did || n > 0;
 }

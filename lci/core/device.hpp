@@ -16,6 +16,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "lci.h"
 #include "lci/backend/backend.hpp"
@@ -23,27 +24,53 @@
 #include "lci/core/protocol.hpp"
 #include "lci/match/match_table.hpp"
 #include "lci/mem/packet_pool.hpp"
+#include "lci/mem/reg_cache.hpp"
 
 namespace lci {
 
 inline constexpr uint32_t device_magic = 0x4c434944u;
 
-// A receive posted before its message arrived (recvs, recvm, recvmn).
+struct endpoint;
+struct rdv_op;
+
+// A receive posted before its message arrived.
 struct recv_ctx {
   match_node node;
   LCI_comp_t comp;        // nullptr: signal nothing
   void* user_context;
-  void* buffer;           // recvm: the caller's buffer
-  size_t capacity;        // recvm: its length
-  msg_kind kind;          // what the receive expects
+  endpoint* ep;
+  void* buffer;           // recvm/recvl: the caller's buffer (recvl: NULL = allocate)
+  size_t capacity;        // its length
+  LCI_segment_t segment;  // recvl: the buffer's segment
+  LCI_iovec_t iov;        // recvv: the caller's iovec (lbuffers NULL = allocate)
+  msg_kind kind;          // what the receive expects (short, medium, rts)
   bool want_packet;       // recvmn: hand the packet to the caller
   bool heap;              // allocated with new (the descriptor pool was empty)
 };
 
-// An operation the backend refused for now, retried by progress.
+// An operation the backend refused for now, retried by progress: a receive
+// re-post, a control message, or the rest of a rendezvous's RDMA.
 struct backlog_op {
-  enum class op : uint8_t { recv } what;
-  packet* pkt;
+  enum class op : uint8_t { recv, message, rdma } what;
+  packet* pkt = nullptr;     // recv
+  rdv_op* rdv = nullptr;     // rdma: continue posting its writes/reads
+  int rank = 0;              // message
+  uint32_t imm = 0;
+  std::vector<char> bytes;   // message payload
+};
+
+// Rendezvous and RDMA operations in flight, by id (28 bits travel in the
+// immediate data of an RDMA write). Not on the short/medium path: a lock.
+class rdv_table {
+ public:
+  uint32_t insert(rdv_op* op);
+  rdv_op* get(uint32_t id);
+  void erase(uint32_t id);
+
+ private:
+  spin_lock lock_;
+  std::vector<rdv_op*> slots_;
+  std::vector<uint32_t> free_;
 };
 
 class spin_try_lock {
@@ -81,6 +108,9 @@ struct device {
   char* ctx_slab = nullptr;      // receive descriptors
   size_t ctx_slab_bytes = 0;
   std::unique_ptr<packet_pool> ctxs;
+  std::unique_ptr<reg_cache> regs;   // LCI_SEGMENT_ALL registrations
+  size_t recv_size = 0;              // bytes of each posted receive
+  rdv_table rdv;
 
   // ---- contended, each on its own cache line ----------------------------
   alignas(64) spin_try_lock progress_lock;
@@ -115,7 +145,8 @@ struct device {
 
   // Posts a packet as a receive buffer (or queues it in the backlog).
   void post_recv_packet(packet* p);
-  void push_backlog(const backlog_op& op);
+  void push_backlog(backlog_op&& op);
+  bool backlog_empty() const { return backlog_size.load(std::memory_order_relaxed) == 0; }
 
   // One pass of the progress engine; true if it did any work.
   bool progress();

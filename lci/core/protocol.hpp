@@ -1,10 +1,15 @@
 // Wire format: the 32-bit header every message carries as immediate data,
-// and the internal header in front of every packet's payload.
+// the payloads of the control messages, and the packet layout.
 //
 //   immediate data (32 bits):  | kind:4 | endpoint:12 | tag:16 |
+//   RDMA write with immediate: | kind:4 (write_imm) | rendezvous id:28 |
 //
 // The source rank is not in the header: the backend supplies it (libfabric:
 // upper half of the 64-bit immediate; verbs: from the queue pair).
+//
+// Kinds marked "trailer" append a 16-byte trailer after the payload (the
+// packet has room for it past LCI_MEDIUM_SIZE), so a full-size medium
+// payload can still carry a remote address or completion handle.
 #pragma once
 
 #include <cstdint>
@@ -16,16 +21,96 @@
 namespace lci {
 
 enum class msg_kind : uint8_t {
-  short_msg = 0,   // LCI_sends: LCI_SHORT_SIZE bytes
-  medium = 1,      // LCI_sendm/mn/mc
+  short_msg = 0,    // LCI_sends: LCI_SHORT_SIZE bytes, matched
+  medium = 1,       // LCI_sendm/mn/mc, matched
+  rts = 2,          // long/iovec two-sided: ready-to-send, matched (rts_payload)
+  am_short = 3,     // LCI_puts to the default completion
+  am_short_c = 4,   // LCI_puts, trailer: completion handle
+  am_medium = 5,    // LCI_putma/mna/mac to the default completion
+  am_medium_c = 6,  // the same, trailer: completion handle
+  put_to = 7,       // LCI_putm/mn, trailer: remote address, completion handle
+  rts_alloc = 8,    // LCI_putla/putva: ready-to-send into a target-allocated buffer
+  notify = 9,       // target completion of putl/getl/putv/getv (notify_payload)
+  control = 15,     // rendezvous and fence control; subkind in the endpoint bits
 };
+
+enum class control_kind : uint8_t {
+  rtr = 1,      // ready-to-receive (rtr_payload)
+  fin = 2,      // all data of a rendezvous written (fin_payload)
+  nack = 3,     // the target could not allocate (fin_payload with the sender's id)
+  gfence = 4,   // gfence announcement (gfence_payload)
+  getv_reply = 5,  // the piggy-back bytes a getv read (fin_payload with the getter's id, then data)
+};
+
+inline constexpr msg_kind write_imm_kind = static_cast<msg_kind>(14);
+inline constexpr uint32_t rdv_id_bits = 28;
+inline constexpr uint32_t rdv_id_mask = (1u << rdv_id_bits) - 1;
 
 inline constexpr uint32_t make_imm(msg_kind kind, uint32_t endpoint, uint32_t tag) {
   return static_cast<uint32_t>(kind) << 28 | (endpoint & 0xfffu) << 16 | (tag & 0xffffu);
 }
+inline constexpr uint32_t make_control_imm(control_kind k) {
+  return make_imm(msg_kind::control, static_cast<uint32_t>(k), 0);
+}
+inline constexpr uint32_t make_write_imm(uint32_t rdv_id) {
+  return static_cast<uint32_t>(write_imm_kind) << 28 | (rdv_id & rdv_id_mask);
+}
 inline constexpr msg_kind imm_kind(uint32_t imm) { return static_cast<msg_kind>(imm >> 28); }
 inline constexpr uint32_t imm_endpoint(uint32_t imm) { return (imm >> 16) & 0xfffu; }
 inline constexpr uint32_t imm_tag(uint32_t imm) { return imm & 0xffffu; }
+inline constexpr uint32_t imm_rdv_id(uint32_t imm) { return imm & rdv_id_mask; }
+inline constexpr bool has_trailer(msg_kind k) {
+  return k == msg_kind::am_short_c || k == msg_kind::am_medium_c || k == msg_kind::put_to;
+}
+
+inline constexpr size_t trailer_size = 16;
+struct trailer {
+  uint64_t address;  // put_to: where the payload goes at the target
+  uint64_t comp;     // target completion handle (0: the endpoint's default)
+};
+
+// Ready-to-send of a long message or iovec (kinds rts, rts_alloc).
+struct rts_payload {
+  uint64_t send_id;   // the sender's rendezvous id
+  uint64_t size;      // total bytes (long) or bytes of all long buffers (iovec)
+  uint64_t comp;      // rts_alloc: target completion handle (0: default)
+  uint32_t count;     // iovec: number of long buffers (0: a plain long message)
+  uint32_t piggy_length;
+  // iovec: count uint64_t lengths, then piggy_length bytes of piggy-back data.
+};
+
+// Ready-to-receive: where each buffer of the transfer goes at the target.
+struct rtr_payload {
+  uint64_t send_id;
+  uint64_t recv_id;
+  uint32_t count;     // remote buffers that follow (1 for a long message)
+  uint32_t pad;
+  struct remote { uint64_t address, rkey, length; } buffers[1];  // count entries
+};
+
+struct fin_payload {
+  uint64_t id;  // fin: the receiver's id; nack: the sender's id
+};
+
+struct gfence_payload {
+  uint32_t endpoint;
+  uint32_t round;
+  uint64_t issued;  // operations the origin issued to this rank on the endpoint
+};
+
+// Target completion of a one-sided operation into known memory.
+struct notify_payload {
+  uint64_t comp;          // target completion handle (0: default)
+  uint64_t segment;       // target's own LCI_segment_t of the first buffer
+  uint64_t address;       // long: target address; iovec: piggy-back address
+  uint64_t length;        // long: bytes; iovec: piggy-back bytes
+  uint64_t reply_id;      // getv: the getter's id, to answer with the piggy-back bytes (0: none)
+  uint32_t type;          // LCI_LONG or LCI_IOVEC
+  uint32_t count;         // iovec: long buffers (then count notify_buffer entries, then piggy data)
+};
+struct notify_buffer {
+  uint64_t segment, address, length;
+};
 
 struct device;
 
@@ -33,10 +118,11 @@ struct device;
 // A packet is in one role at a time:
 //  - posted for receive / holding an arrived message: `in` (the match node
 //    lets it sit in the matching table while it waits for its receive);
-//  - carrying an outgoing medium message: `out` (what the send completion
-//    needs to signal the sender).
+//  - carrying an outgoing message: `out` (what the send completion needs).
 // `dev` is set once when the pool is created and never changes: it lets
 // LCI_mbuffer_free find the pool from the buffer address alone.
+// Memory of one packet: header | LCI_MEDIUM_SIZE payload | trailer room.
+struct endpoint;
 struct packet {
   union {
     struct {
@@ -50,6 +136,7 @@ struct packet {
       LCI_comp_t comp;
       void* user_context;
       void* user_address;  // the buffer as the caller passed it
+      endpoint* ep;        // for fences
       uint32_t length;
       int32_t rank;
       uint16_t tag;
@@ -64,5 +151,8 @@ struct packet {
   }
 };
 static_assert(sizeof(packet) <= packet_header_size, "packet header too large");
+// Bytes a packet occupies in its slab beyond LCI_PACKET_SIZE: room for a
+// trailer after a full payload, keeping packets 64-byte aligned.
+inline constexpr size_t packet_slack = 64;
 
 }  // namespace lci

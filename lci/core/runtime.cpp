@@ -68,7 +68,14 @@ void device_destroy(device* d) {
 
 namespace {
 endpoint* make_endpoint(device* d, const plist& p, uint32_t index) {
-  auto* ep = new endpoint;
+  const int n = LCI_NUM_PROCESSES;
+  auto* ep = new endpoint(n);
+  ep->gfence_round.reset(new std::atomic<uint32_t>[static_cast<size_t>(n)]);
+  ep->gfence_issued.reset(new std::atomic<uint64_t>[static_cast<size_t>(n)]);
+  for (int r = 0; r < n; ++r) {
+    ep->gfence_round[r].store(0, std::memory_order_relaxed);
+    ep->gfence_issued[r].store(0, std::memory_order_relaxed);
+  }
   ep->index = index;
   ep->dev = d;
   ep->match_type = p.match_type;
@@ -97,7 +104,9 @@ void endpoint_destroy(endpoint* ep) {
   delete ep;
 }
 
-void runtime_barrier() {
+void runtime_barrier() { runtime_barrier_with(*g_runtime->barrier_ep->dev); }
+
+void runtime_barrier_with(device& also) {
   runtime& rt = *g_runtime;
   const int n = LCI_NUM_PROCESSES;
   if (n == 1) return;
@@ -115,9 +124,14 @@ void runtime_barrier() {
     const LCI_tag_t tag = seq << 4 | round;
     post_recv(ep, msg_kind::short_msg, from, tag, nullptr, 0, false, &sync, nullptr);
     while (send_eager(ep, msg_kind::short_msg, &token, LCI_SHORT_SIZE, to, tag, nullptr,
-                      nullptr) == LCI_ERR_RETRY)
+                      nullptr) == LCI_ERR_RETRY) {
       d.progress();
-    while (!sync.test(nullptr)) d.progress();
+      if (&also != &d) also.progress();
+    }
+    while (!sync.test(nullptr)) {
+      d.progress();
+      if (&also != &d) also.progress();
+    }
   }
 }
 

@@ -16,22 +16,11 @@
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/device.hpp"
+#include "lci/core/endpoint.hpp"
 
 namespace lci {
 
-inline constexpr uint32_t endpoint_magic = 0x4c434945u;
 inline constexpr uint32_t plist_magic = 0x4c434950u;
-
-// Immutable after creation.
-struct endpoint {
-  uint32_t magic = endpoint_magic;
-  uint32_t index;
-  device* dev;
-  LCI_match_t match_type;
-  LCI_comp_type_t cmd_comp_type;
-  LCI_comp_type_t msg_comp_type;
-  LCI_comp_t default_comp;
-};
 
 struct plist {
   uint32_t magic = plist_magic;
@@ -68,5 +57,11 @@ endpoint* endpoint_create(device* d, const plist& p);
 void endpoint_destroy(endpoint* ep);
 // LCI_barrier: a dissemination barrier over LCI's private endpoint.
 void runtime_barrier();
+// The same, progressing `also` too while it waits (a device whose backlog
+// may hold messages peers are waiting for).
+void runtime_barrier_with(device& also);
+// Fences (lci/core/fence.cpp).
+void fence_wait(endpoint* ep);
+void gfence_wait(endpoint* ep);
 
 }  // namespace lci

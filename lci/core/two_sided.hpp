@@ -13,6 +13,7 @@
 #include "lci.h"
 #include "lci/comp/signal.hpp"
 #include "lci/core/device.hpp"
+#include "lci/core/endpoint.hpp"
 #include "lci/core/log.hpp"
 #include "lci/core/runtime.hpp"
 
@@ -52,58 +53,94 @@ inline device* foreign_pool_owner(const void* address) {
   return scan_pool_owner(address);
 }
 
-// Eager send of `length` bytes at `address`. `comp` (command port; nullptr
-// for none) is signalled when the buffer is the caller's again. Without a
-// completion an LCI buffer is consumed; with one it is kept.
-inline LCI_error_t send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
-                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context) {
-  device& d = *ep->dev;
-  const uint32_t imm = make_imm(kind, ep->index, tag);
+// Eager send of `length` bytes at `address` (plus a trailer for the kinds
+// that carry one). `comp` (command port; nullptr for none) is signalled when
+// the buffer is the caller's again. Without a completion an LCI buffer is
+// consumed; with one it is kept. `ep` (may be null for LCI's own control
+// messages) counts a packet send as pending for fences.
+inline LCI_error_t send_eager(device& d, endpoint* ep, uint32_t imm, void* address,
+                              size_t length, int rank, LCI_tag_t tag, LCI_comp_t comp,
+                              void* user_context, const trailer* tr = nullptr) {
   const bool own_buffer = d.owns_packet(address);
-  if (length <= d.max_inject) {
-    if (__builtin_expect(d.net->inject(rank, address, length, imm) != net::status::ok, 0))
+  const size_t total = length + (tr ? trailer_size : 0);
+  if (total <= d.max_inject && (!tr || total <= 256)) {
+    const void* from = address;
+    char staged[256];
+    if (tr) {
+      if (length) memcpy(staged, address, length);
+      memcpy(staged + length, tr, trailer_size);
+      from = staged;
+    }
+    if (__builtin_expect(d.net->inject(rank, from, total, imm) != net::status::ok, 0))
       return LCI_ERR_RETRY;
     if (comp)
       signal_medium(comp, rank, tag, address, length, user_context);
     else if (own_buffer)
       d.put_packet(static_cast<packet*>(d.packets->packet_of(address)));
-    else if (kind == msg_kind::medium && address)
+    else if (address)
       if (device* owner = foreign_pool_owner(address))
         owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
     return LCI_OK;
   }
   packet* p;
-  const void* from;
+  char* from;
   if (own_buffer) {
     p = static_cast<packet*>(d.packets->packet_of(address));
-    from = address;
+    from = static_cast<char*>(address);
   } else {
     p = d.get_packet();
     if (__builtin_expect(p == nullptr, 0)) return LCI_ERR_RETRY;
     memcpy(p->payload(), address, length);
     from = p->payload();
   }
+  // The packet has room for a trailer past a full payload.
+  if (tr) memcpy(from + length, tr, trailer_size);
   p->out.comp = comp;
   p->out.user_context = user_context;
   p->out.user_address = address;
+  p->out.ep = ep;
   p->out.length = static_cast<uint32_t>(length);
   p->out.rank = rank;
   p->out.tag = static_cast<uint16_t>(tag);
   p->out.keep = own_buffer && comp != nullptr;
+  if (ep) ep->start_local();
   if (__builtin_expect(
-          d.net->post_send(rank, from, length, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {
+          d.net->post_send(rank, from, total, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {
+    if (ep) ep->end_local();
     if (!own_buffer) d.put_packet(p);
     return LCI_ERR_RETRY;
   }
-  if (!own_buffer && !comp)
+  if (!own_buffer && !comp && address)
     if (device* owner = foreign_pool_owner(address))
       owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
   return LCI_OK;
 }
 
+inline LCI_error_t send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
+                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context) {
+  LCI_error_t rc = send_eager(*ep->dev, ep, make_imm(kind, ep->index, tag), address, length,
+                              rank, tag, comp, user_context);
+  if (rc == LCI_OK) ep->issued.add(rank);
+  return rc;
+}
+
+// Sends one of LCI's own messages from inside progress: never refused, a
+// message the network cannot take now waits in the device's backlog.
+void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length);
+// One attempt at sending such a message (retry: the network refused it).
+net::status send_control_now(device& d, int rank, uint32_t imm, const void* data,
+                             size_t length);
+
 // Completes receive `c` with arrived packet `p` and releases both (or hands
 // the packet to the caller for LCI_recvmn).
+void complete_rts(device& d, recv_ctx* c, packet* p);
+
 inline void complete_recv(device& d, recv_ctx* c, packet* p) {
+  if (__builtin_expect(p->in.kind == msg_kind::rts, 0)) {
+    complete_rts(d, c, p);
+    return;
+  }
+  c->ep->done.add(p->in.src_rank);
   LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, c->user_context);
   const size_t length = p->in.length;
   bool release = true;
@@ -134,11 +171,16 @@ inline void complete_recv(device& d, recv_ctx* c, packet* p) {
 // Posts a receive; completes it at once if its message already arrived.
 inline LCI_error_t post_recv(endpoint* ep, msg_kind kind, int rank, LCI_tag_t tag,
                              void* buffer, size_t capacity, bool want_packet, LCI_comp_t comp,
-                             void* user_context) {
+                             void* user_context, LCI_segment_t segment = nullptr,
+                             const LCI_iovec_t* iov = nullptr) {
   device& d = *ep->dev;
   recv_ctx* c = d.get_ctx();
+  c->segment = segment;
+  c->iov.lbuffers = nullptr;
+  if (iov) c->iov = *iov;
   c->comp = ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
   c->user_context = user_context;
+  c->ep = ep;
   c->buffer = buffer;
   c->capacity = capacity;
   c->kind = kind;

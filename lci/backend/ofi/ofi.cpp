@@ -72,6 +72,9 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   mr_local_ = mr_mode & FI_MR_LOCAL;
   mr_endpoint_ = mr_mode & FI_MR_ENDPOINT;
   mr_prov_key_ = mr_mode & FI_MR_PROV_KEY;
+  mr_virt_addr_ = mr_mode & FI_MR_VIRT_ADDR;
+  // FI_MR_BASIC (libfabric's old mode) means virtual addresses and provider keys.
+  if (mr_mode == FI_MR_BASIC) mr_virt_addr_ = mr_prov_key_ = true;
   max_inject_ = info_->tx_attr->inject_size;
   rx_size_ = info_->rx_attr->size;
 
@@ -156,14 +159,25 @@ status ofi_device::on_post_error(const char* call, ssize_t rc) {
   fatal("libfabric: %s failed: %s (%zd)", call, fi_strerror(static_cast<int>(-rc)), rc);
 }
 
-void ofi_device::on_cq_error(ssize_t rc) {
-  if (rc == -FI_EAVAIL) {
-    fi_cq_err_entry err{};
-    fi_cq_readerr(cq_, &err, 0);
-    fatal("libfabric: operation failed: %s (provider: %s)", fi_strerror(err.err),
+int ofi_device::read_error(completion* out, ssize_t rc) {
+  if (rc != -FI_EAVAIL)
+    fatal("libfabric: fi_cq_read failed: %s (%zd)", fi_strerror(static_cast<int>(-rc)), rc);
+  fi_cq_err_entry err{};
+  if (fi_cq_readerr(cq_, &err, 0) != 1) return 0;
+  // A failed receive means a broken endpoint; a failed send or RDMA is
+  // reported to the operation that posted it.
+  if ((err.flags & FI_RECV) || !err.op_context)
+    fatal("libfabric: receive failed: %s (provider: %s)", fi_strerror(err.err),
           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
-  }
-  fatal("libfabric: fi_cq_read failed: %s (%zd)", fi_strerror(static_cast<int>(-rc)), rc);
+  LCI_LOG(info, "libfabric: operation failed: %s (provider: %s)", fi_strerror(err.err),
+          fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
+  out->kind = completion_kind::failed;
+  out->ctx = err.op_context;
+  out->error = err.err;
+  out->imm = 0;
+  out->src_rank = -1;
+  out->length = 0;
+  return 1;
 }
 
 }  // namespace lci::ofi

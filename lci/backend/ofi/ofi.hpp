@@ -66,6 +66,56 @@ class ofi_device final {
     return on_post_error("fi_recv", rc);
   }
 
+  // RDMA write of len bytes to (raddr, rkey) at rank. With `delivered`, the
+  // completion comes only once the data is visible at the target (a message
+  // sent after it cannot overtake it).
+  status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
+                    uint64_t rkey, void* ctx, bool delivered) {
+    if (!delivered) {
+      ssize_t rc = fi_write(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
+      if (__builtin_expect(rc == 0, 1)) return status::ok;
+      return on_post_error("fi_write", rc);
+    }
+    iovec iov{const_cast<void*>(buf), len};
+    fi_rma_iov rma{raddr, len, rkey};
+    fi_msg_rma msg{};
+    msg.msg_iov = &iov;
+    msg.desc = &desc;
+    msg.iov_count = 1;
+    msg.addr = addrs_[rank];
+    msg.rma_iov = &rma;
+    msg.rma_iov_count = 1;
+    msg.context = ctx;
+    ssize_t rc = fi_writemsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    if (__builtin_expect(rc == 0, 1)) return status::ok;
+    return on_post_error("fi_writemsg", rc);
+  }
+
+  // RDMA write that also delivers `imm` to the target's completion queue.
+  status post_write_imm(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
+                        uint64_t rkey, uint32_t imm, void* ctx) {
+    ssize_t rc = fi_writedata(ep_, buf, len, desc, make_data(imm), addrs_[rank], raddr, rkey, ctx);
+    if (__builtin_expect(rc == 0, 1)) return status::ok;
+    return on_post_error("fi_writedata", rc);
+  }
+
+  status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
+                   void* ctx) {
+    ssize_t rc = fi_read(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
+    if (__builtin_expect(rc == 0, 1)) return status::ok;
+    return on_post_error("fi_read", rc);
+  }
+
+  // The address a peer names in RDMA to reach `addr` inside registration m
+  // that starts at `base`: the virtual address, or the offset into the
+  // registration for providers that do not use virtual addresses.
+  uint64_t remote_address(const void* base, const void* addr) const {
+    return mr_virt_addr_ ? reinterpret_cast<uint64_t>(addr)
+                         : static_cast<uint64_t>(static_cast<const char*>(addr) -
+                                                 static_cast<const char*>(base));
+  }
+  bool uses_virtual_addresses() const { return mr_virt_addr_; }
+
   int poll(completion* out, int max) {
     constexpr int batch = 16;
     fi_cq_data_entry entries[batch];
@@ -73,8 +123,7 @@ class ofi_device final {
     ssize_t n = fi_cq_read(cq_, entries, static_cast<size_t>(max));
     if (n <= 0) {
       if (n == -FI_EAGAIN || n == 0) return 0;
-      on_cq_error(n);
-      return 0;
+      return read_error(out, n);
     }
     for (ssize_t i = 0; i < n; ++i) {
       const fi_cq_data_entry& e = entries[i];
@@ -85,6 +134,13 @@ class ofi_device final {
         c.imm = static_cast<uint32_t>(e.data);
         c.src_rank = static_cast<int>(e.data >> 32);
         c.length = e.len;
+      } else if (e.flags & FI_REMOTE_WRITE) {
+        c.kind = completion_kind::remote_write;
+        c.imm = static_cast<uint32_t>(e.data);
+        c.src_rank = static_cast<int>(e.data >> 32);
+        c.length = e.len;
+      } else if (e.flags & (FI_WRITE | FI_READ)) {
+        c.kind = completion_kind::rma_done;
       } else {
         c.kind = completion_kind::send_done;
       }
@@ -95,7 +151,9 @@ class ofi_device final {
  private:
   uint64_t make_data(uint32_t imm) const { return rank_bits_ | imm; }
   status on_post_error(const char* call, ssize_t rc);
-  [[noreturn]] void on_cq_error(ssize_t rc);
+  // Turns a failed operation into a `failed` completion (or aborts if the
+  // queue itself broke). Returns the number of completions written (0 or 1).
+  int read_error(completion* out, ssize_t rc);
 
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
@@ -107,7 +165,7 @@ class ofi_device final {
   uint64_t rank_bits_ = 0;
   size_t max_inject_ = 0;
   size_t rx_size_ = 0;
-  bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false;
+  bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false, mr_virt_addr_ = false;
   uint64_t next_key_ = 1;
   std::string provider_;
 };

@@ -1,0 +1,118 @@
+// C entry points: memory registration, segments, LCI long buffers.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "lci.h"
+#include "lci/api/check.hpp"
+#include "lci/core/log.hpp"
+#include "lci/core/memory.hpp"
+#include "lci/core/runtime.hpp"
+
+using namespace lci;
+
+namespace {
+device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
+// Serialized form: a version word, then the fields in hex.
+constexpr const char* segment_format = "lci-seg1:%d:%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%d";
+}  // namespace
+
+size_t LCI_get_iovec_piggy_back_size(int count) {
+  // The iovec's descriptors share a medium packet with the piggy-back bytes
+  // in every message of the protocol (lci/core/protocol.hpp).
+  long size = static_cast<long>(LCI_MEDIUM_SIZE) - 48 - 24L * count;
+  return size > 0 ? static_cast<size_t>(size) : 0;
+}
+
+LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t length,
+                                LCI_segment_t* segment) {
+  LCI_CHECK(debug::check_device("LCI_memory_register", device));
+  LCI_CHECK(segment ? LCI_OK : debug::fail("LCI_memory_register", "argument segment is NULL"));
+  LCI_CHECK(address || !length ? LCI_OK
+                               : debug::fail("LCI_memory_register", "argument address is NULL"));
+  *segment = segment_register(*to_device(device), address, length);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_memory_deregister(LCI_segment_t* segment) {
+  LCI_CHECK(segment ? LCI_OK : debug::fail("LCI_memory_deregister", "argument segment is NULL"));
+  LCI_CHECK(debug::check_handle("LCI_memory_deregister", "segment", *segment,
+                                debug::handle_kind::segment));
+  segment_deregister(*segment);
+  *segment = nullptr;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string) {
+  LCI_CHECK(debug::check_handle("LCI_segment_serialize", "segment", segment,
+                                debug::handle_kind::segment));
+  LCI_CHECK(string ? LCI_OK : debug::fail("LCI_segment_serialize", "argument string is NULL"));
+  LCI_CHECK(!segment->remote ? LCI_OK
+                             : debug::fail("LCI_segment_serialize",
+                                           "argument segment is a deserialized handle"));
+  snprintf(string, 256, "lci-seg1:%d:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%d",
+           segment->group, static_cast<uint64_t>(segment->base),
+           static_cast<uint64_t>(segment->length), segment->rkey,
+           reinterpret_cast<uint64_t>(segment), segment->virt ? 1 : 0);
+  return LCI_OK;
+}
+
+LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) {
+  if (!string || !segment) {
+    LCI_WARN("LCI_segment_deserialize: argument %s is NULL", string ? "segment" : "string");
+    return LCI_ERR_FATAL;
+  }
+  int group = 0, virt = 0, consumed = 0;
+  uint64_t base = 0, length = 0, rkey = 0, handle = 0;
+  char format[96];
+  snprintf(format, sizeof(format), "%s%%n", segment_format);
+  if (sscanf(string, format, &group, &base, &length, &rkey, &handle, &virt, &consumed) != 6 ||
+      string[consumed] != '\0') {
+    LCI_WARN("LCI_segment_deserialize: \"%.64s\" is not a serialized LCI segment", string);
+    return LCI_ERR_FATAL;
+  }
+  auto* seg = new LCII_mr_t;
+  seg->remote = true;
+  seg->group = group;
+  seg->base = static_cast<uintptr_t>(base);
+  seg->length = static_cast<size_t>(length);
+  seg->rkey = rkey;
+  seg->owner_handle = handle;
+  seg->virt = virt != 0;
+  *segment = seg;
+  LCI_DEBUG_ONLY(debug::track(seg, debug::handle_kind::segment));
+  return LCI_OK;
+}
+
+LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size, LCI_lbuffer_t* lbuffer) {
+  LCI_CHECK(debug::check_device("LCI_lbuffer_alloc", device));
+  LCI_CHECK(lbuffer ? LCI_OK : debug::fail("LCI_lbuffer_alloc", "argument lbuffer is NULL"));
+  LCI_lbuffer_t b;
+  if (!lbuffer_alloc(*to_device(device), size, 0, &b)) return LCI_ERR_RETRY;
+  *lbuffer = b;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_lbuffer_memalign(LCI_device_t device, size_t size, size_t alignment,
+                                 LCI_lbuffer_t* lbuffer) {
+  LCI_CHECK(debug::check_device("LCI_lbuffer_memalign", device));
+  LCI_CHECK(lbuffer ? LCI_OK : debug::fail("LCI_lbuffer_memalign", "argument lbuffer is NULL"));
+  LCI_CHECK(alignment && !(alignment & (alignment - 1)) && alignment % sizeof(void*) == 0
+                ? LCI_OK
+                : debug::fail("LCI_lbuffer_memalign",
+                              "argument alignment = %zu is not a power of two multiple of %zu",
+                              alignment, sizeof(void*)));
+  LCI_lbuffer_t b;
+  if (!lbuffer_alloc(*to_device(device), size, alignment, &b)) return LCI_ERR_RETRY;
+  *lbuffer = b;
+  return LCI_OK;
+}
+
+LCI_error_t LCI_lbuffer_free(LCI_lbuffer_t lbuffer) {
+  LCI_CHECK(!lbuffer.segment || debug::is_live(lbuffer.segment, debug::handle_kind::segment)
+                ? LCI_OK
+                : debug::fail("LCI_lbuffer_free", "argument lbuffer.segment (%p) is not a live segment",
+                              (void*)lbuffer.segment));
+  lbuffer_free(lbuffer);
+  return LCI_OK;
+}

@@ -1,0 +1,81 @@
+// Segments, LCI long buffers and the registration of long buffers for RDMA.
+#include "lci/core/memory.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "lci/api/check.hpp"
+#include "lci/core/device.hpp"
+#include "lci/core/log.hpp"
+
+namespace lci {
+
+LCI_segment_t segment_register(device& d, void* address, size_t length) {
+  auto* seg = new LCII_mr_t;
+  seg->dev = &d;
+  seg->base = reinterpret_cast<uintptr_t>(address);
+  seg->length = length;
+  seg->mr = d.net->register_memory(address, length ? length : 1);
+  seg->group = d.group_index;
+  seg->rkey = seg->mr.rkey;
+  seg->owner_handle = reinterpret_cast<uint64_t>(seg);
+  seg->virt = d.net->uses_virtual_addresses();
+  debug::track(seg, debug::handle_kind::segment);
+  return seg;
+}
+
+void segment_deregister(LCI_segment_t seg) {
+  debug::untrack(seg);
+  if (!seg->remote) seg->dev->net->deregister_memory(seg->mr);
+  seg->magic = 0;
+  delete seg;
+}
+
+bool lbuffer_alloc(device& d, size_t size, size_t alignment, LCI_lbuffer_t* out) {
+  void* p = nullptr;
+  if (alignment) {
+    if (posix_memalign(&p, alignment, size ? size : 1) != 0) return false;
+  } else {
+    p = malloc(size ? size : 1);
+    if (!p) return false;
+  }
+  if (LCI_TOUCH_LBUFFER) memset(p, 0, size);
+  out->segment = segment_register(d, p, size);
+  out->address = p;
+  out->length = size;
+  return true;
+}
+
+void lbuffer_free(const LCI_lbuffer_t& buffer) {
+  if (buffer.segment) segment_deregister(buffer.segment);
+  free(buffer.address);
+}
+
+local_reg register_local(device& d, const LCI_lbuffer_t& buffer) {
+  local_reg r;
+  if (buffer.segment) {
+    LCII_mr_t* seg = buffer.segment;
+    r.desc = seg->mr.desc;
+    r.rkey = seg->mr.rkey;
+    r.base = seg->base;
+    return r;
+  }
+  // LCI_SEGMENT_ALL: through the registration cache.
+  r.region = d.regs->acquire(buffer.address, buffer.length);
+  const auto* m = static_cast<const net::mr*>(reg_cache::handle(r.region));
+  r.desc = m->desc;
+  r.rkey = m->rkey;
+  r.base = reg_cache::base(r.region);
+  return r;
+}
+
+void release_local(device& d, local_reg& r) {
+  if (r.region) d.regs->release(r.region);
+  r.region = nullptr;
+}
+
+uint64_t rdma_address(device& d, uintptr_t base, const void* address) {
+  return d.net->remote_address(reinterpret_cast<const void*>(base), address);
+}
+
+}  // namespace lci

@@ -1,0 +1,503 @@
+// Rendezvous: long and iovec messages, two-sided (sendl/recvl, sendv/recvv)
+// and into target-allocated buffers (putla, putva). See rdma.hpp.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "lci/comp/signal.hpp"
+#include "lci/core/log.hpp"
+#include "lci/core/rdma.hpp"
+#include "lci/core/runtime.hpp"
+#include "lci/core/two_sided.hpp"
+
+namespace lci {
+
+// ---- the id table -------------------------------------------------------------
+
+uint32_t rdv_table::insert(rdv_op* op) {
+  std::lock_guard<spin_lock> guard(lock_);
+  uint32_t id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    slots_[id] = op;
+  } else {
+    id = static_cast<uint32_t>(slots_.size());
+    LCI_ASSERT(id <= rdv_id_mask, "more than %u rendezvous in flight", rdv_id_mask);
+    slots_.push_back(op);
+  }
+  return id;
+}
+
+rdv_op* rdv_table::get(uint32_t id) {
+  std::lock_guard<spin_lock> guard(lock_);
+  return id < slots_.size() ? slots_[id] : nullptr;
+}
+
+void rdv_table::erase(uint32_t id) {
+  std::lock_guard<spin_lock> guard(lock_);
+  slots_[id] = nullptr;
+  free_.push_back(id);
+}
+
+namespace {
+
+LCI_request_t origin_request(const rdv_op* op) {
+  LCI_request_t r = make_request(op->rank, op->tag, op->type, op->user_context);
+  r.flag = op->flag;
+  if (op->type == LCI_IOVEC)
+    r.data.iovec = op->iov;
+  else
+    r.data.lbuffer = op->lbuffer;
+  return r;
+}
+
+void release_regs(device& d, rdv_op* op) {
+  for (auto& r : op->regs) release_local(d, r);
+  op->regs.clear();
+}
+
+// The op is done at this process: signal, release, forget.
+void finish(device& d, rdv_op* op, bool target) {
+  LCI_request_t r = origin_request(op);
+  release_regs(d, op);
+  d.rdv.erase(op->id);
+  if (target) op->ep->done.add(op->rank);
+  if (op->counted_local) op->ep->end_local();
+  LCI_comp_t comp = op->comp;
+  delete op;
+  if (comp) comp_signal(comp, r);
+}
+
+}  // namespace
+
+// Registers every local buffer of the op, in order.
+void register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count) {
+  op->regs.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    if (buffers[i].length == 0) {
+      op->regs.emplace_back();
+      continue;
+    }
+    op->regs.push_back(register_local(d, buffers[i]));
+  }
+}
+
+namespace {
+
+// Sends the RTR of a receiving op whose buffers are registered.
+void send_rtr(device& d, rdv_op* op) {
+  const size_t n = op->regs.size();
+  std::vector<char> bytes(offsetof(rtr_payload, buffers) + n * sizeof(rtr_payload::remote));
+  auto* rtr = reinterpret_cast<rtr_payload*>(bytes.data());
+  rtr->send_id = op->peer_id;
+  rtr->recv_id = op->id;
+  rtr->count = static_cast<uint32_t>(n);
+  rtr->pad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    rtr->buffers[i].address = rdma_address(d, op->regs[i].base, op->local[i]);
+    rtr->buffers[i].rkey = op->regs[i].rkey;
+    rtr->buffers[i].length = op->lengths[i];
+  }
+  send_control(d, op->rank, make_control_imm(control_kind::rtr), bytes.data(), bytes.size());
+}
+
+// Allocates an LCI long buffer for a receive or aborts (API: dynamic receives
+// abort when memory cannot be had).
+bool allocate(device& d, size_t size, LCI_lbuffer_t* out) {
+  if (size == 0) {
+    *out = LCI_lbuffer_t{nullptr, nullptr, 0};
+    return true;
+  }
+  return lbuffer_alloc(d, size, 0, out);
+}
+
+// Target of a rendezvous: fills the op from the RTS, allocates what the
+// receive (or putla/putva) did not provide, registers and answers with an
+// RTR. Returns false if allocation failed (the caller decides what then).
+bool accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* extra,
+                const recv_ctx* c) {
+  op->peer_id = h.send_id;
+  if (h.count == 0) {
+    op->type = LCI_LONG;
+    LCI_lbuffer_t b;
+    if (c && c->buffer) {
+      b = LCI_lbuffer_t{c->segment, c->buffer, h.size};
+      if (h.size > c->capacity) {
+        LCI_WARN("LCI_recvl: a %llu-byte message from rank %d (tag %u) does not fit the %zu-byte "
+                 "buffer; truncated", static_cast<unsigned long long>(h.size), op->rank, op->tag,
+                 c->capacity);
+        b.length = c->capacity;
+      }
+    } else if (!allocate(d, h.size, &b)) {
+      return false;
+    }
+    op->lbuffer = b;
+    op->local.push_back(static_cast<char*>(b.address));
+    op->lengths.push_back(b.length);
+    register_buffers(d, op, &op->lbuffer, 1);
+    return true;
+  }
+  // iovec: count lengths, then the piggy-back bytes.
+  op->type = LCI_IOVEC;
+  const int count = static_cast<int>(h.count);
+  const auto* lengths = reinterpret_cast<const uint64_t*>(extra);
+  const char* piggy = extra + sizeof(uint64_t) * h.count;
+  LCI_iovec_t iov;
+  if (c && c->iov.lbuffers) {
+    iov = c->iov;
+    if (iov.count != count)
+      fatal("LCI_recvv: the sender's iovec has %d buffers, the receive %d", count, iov.count);
+    for (int i = 0; i < count; ++i) {
+      if (iov.lbuffers[i].length < lengths[i])
+        fatal("LCI_recvv: buffer %d holds %zu bytes, %llu arrive", i, iov.lbuffers[i].length,
+              static_cast<unsigned long long>(lengths[i]));
+      iov.lbuffers[i].length = lengths[i];
+    }
+    if (h.piggy_length > iov.piggy_back.length)
+      fatal("LCI_recvv: the piggy-back buffer holds %zu bytes, %u arrive",
+            iov.piggy_back.length, h.piggy_length);
+    if (h.piggy_length) memcpy(iov.piggy_back.address, piggy, h.piggy_length);
+    iov.piggy_back.length = h.piggy_length;
+  } else {
+    iov.count = count;
+    iov.lbuffers = static_cast<LCI_lbuffer_t*>(malloc(sizeof(LCI_lbuffer_t) * h.count));
+    iov.piggy_back.address = malloc(h.piggy_length ? h.piggy_length : 1);
+    iov.piggy_back.length = h.piggy_length;
+    if (!iov.lbuffers || !iov.piggy_back.address) {
+      free(iov.lbuffers);
+      free(iov.piggy_back.address);
+      return false;
+    }
+    memcpy(iov.piggy_back.address, piggy, h.piggy_length);
+    for (int i = 0; i < count; ++i) {
+      if (!allocate(d, lengths[i], &iov.lbuffers[i])) {
+        for (int j = 0; j < i; ++j) lbuffer_free(iov.lbuffers[j]);
+        free(iov.lbuffers);
+        free(iov.piggy_back.address);
+        return false;
+      }
+    }
+  }
+  op->iov = iov;
+  for (int i = 0; i < count; ++i) {
+    op->local.push_back(static_cast<char*>(iov.lbuffers[i].address));
+    op->lengths.push_back(iov.lbuffers[i].length);
+  }
+  register_buffers(d, op, iov.lbuffers, count);
+  return true;
+}
+
+}  // namespace
+
+// ---- origin ---------------------------------------------------------------------
+
+namespace {
+
+// Builds and sends the RTS of a long or iovec send. The op is in the table
+// before the RTS leaves, so an RTR can find it whichever thread receives it.
+LCI_error_t send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t remote_comp,
+                     const LCI_iovec_t* iov) {
+  device& d = *ep->dev;
+  std::vector<char> bytes(sizeof(rts_payload));
+  rts_payload h{};
+  h.comp = remote_comp;
+  if (iov) {
+    h.count = static_cast<uint32_t>(iov->count);
+    h.piggy_length = static_cast<uint32_t>(iov->piggy_back.length);
+    bytes.resize(sizeof(rts_payload) + sizeof(uint64_t) * h.count + h.piggy_length);
+    auto* lengths = reinterpret_cast<uint64_t*>(bytes.data() + sizeof(rts_payload));
+    for (int i = 0; i < iov->count; ++i) {
+      lengths[i] = iov->lbuffers[i].length;
+      h.size += iov->lbuffers[i].length;
+    }
+    if (h.piggy_length)
+      memcpy(bytes.data() + sizeof(rts_payload) + sizeof(uint64_t) * h.count,
+             iov->piggy_back.address, h.piggy_length);
+  } else {
+    h.size = op->lbuffer.length;
+  }
+  op->id = d.rdv.insert(op);
+  h.send_id = op->id;
+  memcpy(bytes.data(), &h, sizeof(h));
+  const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
+  LCI_error_t rc = send_eager(d, nullptr, make_imm(kind, ep->index, op->tag), bytes.data(),
+                              bytes.size(), op->rank, op->tag, nullptr, nullptr);
+  if (rc != LCI_OK) {
+    d.rdv.erase(op->id);
+    return rc;
+  }
+  ep->issued.add(op->rank);
+  return LCI_OK;
+}
+
+}  // namespace
+
+LCI_error_t start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank, LCI_tag_t tag,
+                            LCI_comp_t comp, void* user_context, bool alloc_at_target,
+                            uintptr_t remote_comp) {
+  device& d = *ep->dev;
+  if (!d.backlog_empty()) return LCI_ERR_RETRY;
+  auto* op = new rdv_op;
+  op->role = alloc_at_target ? rdv_role::put_alloc : rdv_role::send;
+  op->type = LCI_LONG;
+  op->ep = ep;
+  op->rank = rank;
+  op->tag = tag;
+  op->comp = ep->cmd_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  op->user_context = user_context;
+  op->lbuffer = buffer;
+  op->local.push_back(static_cast<char*>(buffer.address));
+  op->lengths.push_back(buffer.length);
+  register_buffers(d, op, &buffer, 1);
+  // Counted before the RTS leaves: an empty message completes at once.
+  op->counted_local = true;
+  ep->start_local();
+  if (send_rts(ep, op, alloc_at_target, remote_comp, nullptr) != LCI_OK) {
+    ep->end_local();
+    release_regs(d, op);
+    delete op;
+    return LCI_ERR_RETRY;
+  }
+  // An empty message has nothing to move: done once its RTS left.
+  if (buffer.length == 0) finish(d, op, false);
+  return LCI_OK;
+}
+
+LCI_error_t start_send_iovec(endpoint* ep, const LCI_iovec_t& iov, int rank, LCI_tag_t tag,
+                             LCI_comp_t comp, void* user_context, bool alloc_at_target,
+                             uintptr_t remote_comp) {
+  device& d = *ep->dev;
+  if (!d.backlog_empty()) return LCI_ERR_RETRY;
+  auto* op = new rdv_op;
+  op->role = alloc_at_target ? rdv_role::put_alloc : rdv_role::send;
+  op->type = LCI_IOVEC;
+  op->ep = ep;
+  op->rank = rank;
+  op->tag = tag;
+  op->comp = ep->cmd_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  op->user_context = user_context;
+  op->iov = iov;
+  for (int i = 0; i < iov.count; ++i) {
+    op->local.push_back(static_cast<char*>(iov.lbuffers[i].address));
+    op->lengths.push_back(iov.lbuffers[i].length);
+  }
+  register_buffers(d, op, iov.lbuffers, iov.count);
+  op->counted_local = true;
+  ep->start_local();
+  if (send_rts(ep, op, alloc_at_target, remote_comp, &iov) != LCI_OK) {
+    ep->end_local();
+    release_regs(d, op);
+    delete op;
+    return LCI_ERR_RETRY;
+  }
+  return LCI_OK;
+}
+
+// ---- RDMA posting -----------------------------------------------------------------
+
+namespace {
+void rdma_finished(device& d, rdv_op* op);
+}
+
+void post_rdma(device& d, rdv_op* op) {
+  const size_t piece = LCI_MAX_SINGLE_MESSAGE_SIZE;
+  while (op->next_buffer < op->lengths.size()) {
+    const size_t i = op->next_buffer;
+    const size_t length = op->lengths[i];
+    if (op->next_offset >= length) {
+      ++op->next_buffer;
+      op->next_offset = 0;
+      continue;
+    }
+    const size_t off = op->next_offset;
+    const size_t n = std::min(piece, length - off);
+    char* local = op->local[i] + off;
+    const uint64_t raddr = op->remote[i].address + off;
+    const uint64_t rkey = op->remote[i].rkey;
+    void* desc = op->regs[i].desc;
+    op->outstanding.fetch_add(1, std::memory_order_relaxed);
+    net::status st;
+    if (op->role == rdv_role::get)
+      st = d.net->post_read(op->rank, local, n, desc, raddr, rkey, op);
+    else if (op->write_imm)
+      st = d.net->post_write_imm(op->rank, local, n, desc, raddr, rkey,
+                                 make_write_imm(static_cast<uint32_t>(op->peer_id)), op);
+    else
+      st = d.net->post_write(op->rank, local, n, desc, raddr, rkey, op, true);
+    if (st != net::status::ok) {
+      op->outstanding.fetch_sub(1, std::memory_order_relaxed);
+      backlog_op b;
+      b.what = backlog_op::op::rdma;
+      b.rdv = op;
+      d.push_backlog(std::move(b));
+      return;
+    }
+    op->next_offset += n;
+  }
+  // Everything posted: drop the posting reference.
+  on_rdma_done(d, op);
+}
+
+namespace {
+
+// All pieces of an op finished at this process.
+void rdma_finished(device& d, rdv_op* op) {
+  switch (op->role) {
+    case rdv_role::send:
+    case rdv_role::put_alloc:
+      if (!op->write_imm) {
+        fin_payload fin{op->peer_id};
+        send_control(d, op->rank, make_control_imm(control_kind::fin), &fin, sizeof(fin));
+      }
+      finish(d, op, false);
+      break;
+    case rdv_role::put:
+      if (op->flag == LCI_OK)
+        send_control(d, op->rank, op->notify_imm, op->notify.data(), op->notify.size());
+      finish(d, op, false);
+      break;
+    case rdv_role::get:
+      if (op->flag == LCI_OK)
+        send_control(d, op->rank, op->notify_imm, op->notify.data(), op->notify.size());
+      // A getv of piggy-back bytes completes when the target's reply arrives.
+      if (op->type == LCI_IOVEC && op->iov.piggy_back.length && op->flag == LCI_OK) break;
+      finish(d, op, false);
+      break;
+    default:
+      fatal("rendezvous: unexpected RDMA completion for a receiving operation");
+  }
+}
+
+}  // namespace
+
+void on_rdma_done(device& d, rdv_op* op) {
+  if (op->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) rdma_finished(d, op);
+}
+
+void on_rdma_failed(device& d, rdv_op* op, int error) {
+  LCI_LOG(info, "an RDMA operation to rank %d (tag %u) failed (%d)", op->rank, op->tag, error);
+  op->flag = LCI_ERR_FATAL;
+  on_rdma_done(d, op);
+}
+
+// ---- target -------------------------------------------------------------------------
+
+// A two-sided RTS met its receive (recvl or recvv).
+void complete_rts(device& d, recv_ctx* c, packet* p) {
+  rts_payload h;
+  memcpy(&h, p->payload(), sizeof(h));
+  auto* op = new rdv_op;
+  op->role = rdv_role::recv;
+  op->ep = c->ep;
+  op->rank = p->in.src_rank;
+  op->tag = p->in.tag;
+  op->comp = c->comp;
+  op->user_context = c->user_context;
+  if (!accept_rts(d, op, h, p->payload() + sizeof(rts_payload), c))
+    fatal("%s: cannot allocate %llu bytes for a message from rank %d",
+          h.count ? "LCI_recvv" : "LCI_recvl", static_cast<unsigned long long>(h.size), op->rank);
+  d.put_packet(p);
+  d.put_ctx(c);
+  op->id = d.rdv.insert(op);
+  if (h.size == 0 && h.count == 0) {
+    // Nothing to move: the sender completed when its RTS left.
+    finish(d, op, true);
+    return;
+  }
+  send_rtr(d, op);
+}
+
+void on_rts_alloc(device& d, endpoint* ep, packet* p) {
+  rts_payload h;
+  memcpy(&h, p->payload(), sizeof(h));
+  auto* op = new rdv_op;
+  op->role = rdv_role::recv_alloc;
+  op->ep = ep;
+  op->rank = p->in.src_rank;
+  op->tag = p->in.tag;
+  LCI_comp_t comp = h.comp ? reinterpret_cast<LCI_comp_t>(h.comp) : ep->default_comp;
+  op->comp = ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  const bool ok = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), nullptr);
+  d.put_packet(p);
+  if (!ok) {
+    // Nothing arrives here; the origin learns it from its completion.
+    LCI_LOG(info, "cannot allocate %llu bytes for a put from rank %d; refused",
+            static_cast<unsigned long long>(h.size), op->rank);
+    fin_payload nack{h.send_id};
+    send_control(d, op->rank, make_control_imm(control_kind::nack), &nack, sizeof(nack));
+    ep->done.add(op->rank);  // refused counts as finished here, for gfence
+    delete op;
+    return;
+  }
+  op->id = d.rdv.insert(op);
+  if (h.size == 0 && h.count == 0) {
+    finish(d, op, true);
+    return;
+  }
+  send_rtr(d, op);
+}
+
+void on_write_imm(device& d, uint32_t id) {
+  rdv_op* op = d.rdv.get(id);
+  LCI_ASSERT(op, "an RDMA write names rendezvous %u, which does not exist", id);
+  finish(d, op, true);
+}
+
+void on_control(device& d, packet* p, control_kind kind) {
+  switch (kind) {
+    case control_kind::rtr: {
+      const auto* rtr = reinterpret_cast<const rtr_payload*>(p->payload());
+      rdv_op* op = d.rdv.get(static_cast<uint32_t>(rtr->send_id));
+      LCI_ASSERT(op, "an RTR names rendezvous %llu, which does not exist",
+                 static_cast<unsigned long long>(rtr->send_id));
+      op->peer_id = rtr->recv_id;
+      op->remote.assign(rtr->buffers, rtr->buffers + rtr->count);
+      // A receive may take fewer bytes than were sent (recvl into a smaller buffer).
+      for (size_t i = 0; i < op->lengths.size() && i < op->remote.size(); ++i)
+        op->lengths[i] = std::min<size_t>(op->lengths[i], op->remote[i].length);
+      op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
+                      op->lengths[0] <= LCI_MAX_SINGLE_MESSAGE_SIZE;
+      d.put_packet(p);
+      post_rdma(d, op);
+      return;
+    }
+    case control_kind::fin: {
+      fin_payload fin;
+      memcpy(&fin, p->payload(), sizeof(fin));
+      d.put_packet(p);
+      on_write_imm(d, static_cast<uint32_t>(fin.id));
+      return;
+    }
+    case control_kind::nack: {
+      fin_payload nack;
+      memcpy(&nack, p->payload(), sizeof(nack));
+      d.put_packet(p);
+      rdv_op* op = d.rdv.get(static_cast<uint32_t>(nack.id));
+      LCI_ASSERT(op, "a refusal names rendezvous %llu, which does not exist",
+                 static_cast<unsigned long long>(nack.id));
+      op->flag = LCI_ERR_RETRY;
+      finish(d, op, false);
+      return;
+    }
+    case control_kind::getv_reply: {
+      fin_payload id;
+      memcpy(&id, p->payload(), sizeof(id));
+      rdv_op* op = d.rdv.get(static_cast<uint32_t>(id.id));
+      LCI_ASSERT(op, "a getv reply names operation %llu, which does not exist",
+                 static_cast<unsigned long long>(id.id));
+      const size_t n = p->in.length - sizeof(id);
+      if (n) memcpy(op->iov.piggy_back.address, p->payload() + sizeof(id), n);
+      d.put_packet(p);
+      finish(d, op, false);
+      return;
+    }
+    case control_kind::gfence:
+      on_gfence(d, p);
+      return;
+  }
+  LCI_WARN("dropped a control message of unknown kind %d", static_cast<int>(kind));
+  d.put_packet(p);
+}
+
+}  // namespace lci
