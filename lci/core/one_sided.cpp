@@ -142,6 +142,22 @@ LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
   }
   op->counted_local = true;
   ep->start_local();
+  // A remote range outside what the peer registered is refused here, with
+  // an error completion: not every provider reports its own key check
+  // (libfabric 1.17's shm drops such a write without completing it).
+  for (int i = 0; i < remote.count; ++i) {
+    const LCII_mr_t* seg = remote.lbuffers[i].segment;
+    const auto a = reinterpret_cast<uintptr_t>(remote.lbuffers[i].address);
+    if (a < seg->base || a + op->lengths[static_cast<size_t>(i)] > seg->base + seg->length) {
+      LCI_LOG(info, "%s to rank %d: [%p, +%zu) is outside the registered [%p, +%zu)",
+              role == rdv_role::put ? "put" : "get", rank, remote.lbuffers[i].address,
+              op->lengths[static_cast<size_t>(i)], reinterpret_cast<void*>(seg->base),
+              seg->length);
+      op->flag = LCI_ERR_FATAL;
+      finish(d, op, false);
+      return LCI_OK;
+    }
+  }
   ep->issued.add(rank);
   post_rdma(d, op);
   return LCI_OK;

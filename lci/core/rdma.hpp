@@ -87,6 +87,9 @@ void on_write_imm(device& d, uint32_t id);
 void on_notify(device& d, endpoint* ep, packet* p);
 void on_rdma_done(device& d, rdv_op* op);
 void on_rdma_failed(device& d, rdv_op* op, int error);
+// The op is done at this process: signal its completion, release its
+// registrations and id, count it for fences, delete it.
+void finish(device& d, rdv_op* op, bool target);
 // Registers the op's local buffers (one local_reg each, in order).
 void register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
 // An eager one-sided message (puts, putma..., putm...) arrived.

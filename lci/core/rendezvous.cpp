@@ -57,6 +57,8 @@ void release_regs(device& d, rdv_op* op) {
   op->regs.clear();
 }
 
+}  // namespace
+
 // The op is done at this process: signal, release, forget.
 void finish(device& d, rdv_op* op, bool target) {
   LCI_request_t r = origin_request(op);
@@ -68,6 +70,8 @@ void finish(device& d, rdv_op* op, bool target) {
   delete op;
   if (comp) comp_signal(comp, r);
 }
+
+namespace {
 
 }  // namespace
 
@@ -394,12 +398,24 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
   op->tag = p->in.tag;
   op->comp = c->comp;
   op->user_context = c->user_context;
-  if (!accept_rts(d, op, h, p->payload() + sizeof(rts_payload), c))
-    fatal("%s: cannot allocate %llu bytes for a message from rank %d",
-          h.count ? "LCI_recvv" : "LCI_recvl", static_cast<unsigned long long>(h.size), op->rank);
+  const bool ok = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), c);
   d.put_packet(p);
   d.put_ctx(c);
   op->id = d.rdv.insert(op);
+  if (!ok) {
+    // Memory is short: the sender's completion says LCI_ERR_RETRY, this
+    // receive completes with LCI_ERR_FATAL and no buffer; nothing crashes.
+    LCI_WARN("%s: cannot allocate %llu bytes for a message from rank %d (tag %u); refused",
+             h.count ? "LCI_recvv" : "LCI_recvl", static_cast<unsigned long long>(h.size),
+             op->rank, op->tag);
+    fin_payload nack{h.send_id};
+    send_control(d, op->rank, make_control_imm(control_kind::nack), &nack, sizeof(nack));
+    op->flag = LCI_ERR_FATAL;
+    op->lbuffer = LCI_lbuffer_t{nullptr, nullptr, 0};
+    op->iov = LCI_iovec_t{{nullptr, 0}, nullptr, 0};
+    finish(d, op, true);
+    return;
+  }
   if (h.size == 0 && h.count == 0) {
     // Nothing to move: the sender completed when its RTS left.
     finish(d, op, true);
