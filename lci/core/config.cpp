@@ -215,9 +215,10 @@ void config_parse() {
   if (LCI_MAX_QUEUE_LENGTH < LCI_DEFAULT_QUEUE_LENGTH) LCI_MAX_QUEUE_LENGTH = LCI_DEFAULT_QUEUE_LENGTH;
   LCI_MAX_TAG = 65535;
   LCI_MAX_SYNC_LENGTH = INT_MAX;
-  // An iovec descriptor (24 bytes of header, 32 per long buffer) must fit in a
-  // medium packet beside at least one byte of piggy-back data.
-  LCI_IOVEC_SIZE = (LCI_MEDIUM_SIZE - 24 - 1) / 32;
+  // Every message of the iovec protocol (48 bytes of header, 24 per long
+  // buffer) must fit in a medium packet beside at least one byte of
+  // piggy-back data; see LCI_get_iovec_piggy_back_size.
+  LCI_IOVEC_SIZE = (LCI_MEDIUM_SIZE - 48 - 1) / 24;
   if (LCI_IOVEC_SIZE > 256) LCI_IOVEC_SIZE = 256;
 }
 
