@@ -106,7 +106,7 @@ inline bool try_ref(reg_region* r, uint32_t gen) noexcept {
 // register callback or an allocation throws.
 struct reg_cache::pending {
   uintptr_t base = 0, end = 0;
-  bool stale = false;   // an invalidation overlapped it meanwhile
+  bool stale = false;  // an invalidation overlapped it meanwhile
   bool linked = false;
   pending* prev = nullptr;
   pending* next = nullptr;
@@ -129,8 +129,6 @@ void reg_cache::unlink_locked(pending* p) noexcept {
   if (p->next != nullptr) p->next->prev = p->prev;
   p->linked = false;
 }
-
-
 
 reg_cache::reg_cache(register_fn reg, deregister_fn dereg, size_t capacity_bytes)
     : reg_(std::move(reg)),
@@ -158,11 +156,10 @@ reg_cache::~reg_cache() {
     delete r;
     r = next;
   }
-  if (in_use != 0)
-    LCI_WARN("registration cache destroyed with %zu region(s) still in use", in_use);
+  if (in_use != 0) LCI_WARN("registration cache destroyed with %zu region(s) still in use", in_use);
 }
 
-void reg_cache::count_hit(unsigned& shard) noexcept {
+inline void reg_cache::count_hit(unsigned& shard) noexcept {
   if (shard == 0) shard = 1 + g_next_shard.fetch_add(1, std::memory_order_relaxed) % hit_shards;
   hits_[shard - 1].n.fetch_add(1, std::memory_order_relaxed);
 }
@@ -217,10 +214,11 @@ reg_region* reg_cache::find_containing(uintptr_t a, uintptr_t e) const noexcept 
 void reg_cache::reserve_locked(std::unique_lock<std::mutex>& lk) {
   while (index_.size() == index_.capacity() || free_ == nullptr) {
     const size_t want = std::max<size_t>(64, 2 * index_.capacity());
+    const bool need_index = index_.size() == index_.capacity();
     const bool need_region = free_ == nullptr;
     lk.unlock();
     std::vector<reg_region*> spare;
-    if (index_.size() == index_.capacity()) spare.reserve(want);  // racy peek; rechecked
+    if (need_index) spare.reserve(want);
     reg_region* fresh = need_region ? new reg_region : nullptr;
     lk.lock();
     if (fresh != nullptr) {
@@ -256,15 +254,15 @@ reg_region* reg_cache::new_region_locked(uintptr_t b, uintptr_t e, void* h, bool
 }
 
 size_t reg_cache::invalidate_locked(uintptr_t a, uintptr_t e, reg_region** retire,
-                                     bool unmapped) noexcept {
+                                    bool unmapped) noexcept {
   if (unmapped)
     for (pending* p = pending_; p != nullptr; p = p->next)
       if (p->base < e && a < p->end) p->stale = true;
   // Sorted and disjoint: ends are sorted too.
   auto lo = std::partition_point(index_.begin(), index_.end(),
                                  [a](const reg_region* r) { return r->end <= a; });
-  auto hi = std::partition_point(lo, index_.end(),
-                                 [e](const reg_region* r) { return r->base < e; });
+  auto hi =
+      std::partition_point(lo, index_.end(), [e](const reg_region* r) { return r->base < e; });
   for (auto it = lo; it != hi; ++it) {
     reg_region* r = *it;
     cached_bytes_ -= r->end - r->base;

@@ -57,6 +57,9 @@
 // record stays linked; an invalidation overlapping it meanwhile marks it
 // stale, and the registration is then dropped and retried without merging;
 // if that is stale too, it is handed out once, uncached (already invalid).
+// A failed merged registration is likewise retried with the request alone.
+// If another thread inserted a region containing the request meanwhile, that
+// one is used and ours is deregistered.
 //
 // No memory is allocated with mutex_ held: the hooks take mutex_ from inside
 // munmap/madvise, which an allocator such as jemalloc calls from malloc().
@@ -172,13 +175,13 @@ class LCI_INTERNAL_EXPORT reg_cache {
   shard hits_[hit_shards];
 
   alignas(64) mutable std::mutex mutex_;
-  std::vector<reg_region*> index_;  // valid regions, sorted by base, disjoint
-  reg_region* free_ = nullptr;      // recyclable objects (registered nowhere)
-  reg_region* zombies_ = nullptr;   // invalid, unused, still registered
-  reg_region* all_ = nullptr;       // every object allocated, for the destructor
-  pending* pending_ = nullptr;      // registrations running without the lock
+  std::vector<reg_region*> index_;             // valid regions, sorted by base, disjoint
+  reg_region* free_ = nullptr;                 // recyclable objects (registered nowhere)
+  reg_region* zombies_ = nullptr;              // invalid, unused, still registered
+  reg_region* all_ = nullptr;                  // every object allocated, for the destructor
+  pending* pending_ = nullptr;                 // registrations running without the lock
   std::atomic<uint64_t> registered_bytes_{0};  // also updated without the lock
-  size_t cached_bytes_ = 0;         // sum of index_ lengths
+  size_t cached_bytes_ = 0;                    // sum of index_ lengths
   uint64_t misses_ = 0, invalidations_ = 0, evictions_ = 0;
 };
 
@@ -194,7 +197,7 @@ struct alignas(64) reg_region {
   // before the CAS that hands it out can succeed); constant while in use.
   uintptr_t base = 0;
   uintptr_t end = 0;
-  void* handle = nullptr;     // nullptr: not registered
+  void* handle = nullptr;      // nullptr: not registered
   reg_region* next = nullptr;  // free_ / zombies_ / a retire list (owner's)
   reg_region* all_next = nullptr;
 };
