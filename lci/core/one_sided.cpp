@@ -137,7 +137,7 @@ LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
   op->id = d.rdv.insert(op);
   if (role == rdv_role::get && is_iovec) {
     auto* n = reinterpret_cast<notify_payload*>(op->notify.data());
-    n->reply_id = local.piggy_back.length ? op->id : 0;
+    n->reply_id = local.piggy_back.length ? op->id + 1u : 0;  // 0 means no reply
     n->length = local.piggy_back.length;
   }
   op->counted_local = true;
@@ -197,7 +197,7 @@ void on_notify(device& d, endpoint* ep, packet* p) {
     if (n.reply_id) {
       // getv: send the piggy-back bytes back before the memory is released.
       std::vector<char> reply(sizeof(fin_payload) + n.length);
-      fin_payload id{n.reply_id};
+      fin_payload id{n.reply_id - 1};
       memcpy(reply.data(), &id, sizeof(id));
       memcpy(reply.data() + sizeof(id), reinterpret_cast<void*>(n.address), n.length);
       send_control(d, origin, make_control_imm(control_kind::getv_reply), reply.data(),

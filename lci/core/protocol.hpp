@@ -104,7 +104,7 @@ struct notify_payload {
   uint64_t segment;       // target's own LCI_segment_t of the first buffer
   uint64_t address;       // long: target address; iovec: piggy-back address
   uint64_t length;        // long: bytes; iovec: piggy-back bytes
-  uint64_t reply_id;      // getv: the getter's id, to answer with the piggy-back bytes (0: none)
+  uint64_t reply_id;      // getv: the getter's id + 1, to answer with the piggy-back bytes (0: none)
   uint32_t type;          // LCI_LONG or LCI_IOVEC
   uint32_t count;         // iovec: long buffers (then count notify_buffer entries, then piggy data)
 };
