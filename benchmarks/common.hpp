@@ -96,24 +96,35 @@ inline bool parse_double(const char* s, double lo, double hi, double* out) {
   return true;
 }
 
-inline void print_usage(FILE* f, const char* program, const char* description,
+// `d` holds the program's defaults (the options before parsing).
+inline void print_usage(FILE* f, const char* program, const char* description, const options& d,
                         const std::vector<extra_option>& extra) {
   std::fprintf(f, "Usage: lcrun -n 2 %s [options]\n\n%s\n\nOptions:\n", program, description);
-  auto line = [f](const char* name, const char* arg, const char* help) {
+  auto line = [f](const char* name, const char* arg, const std::string& help) {
     std::string left = std::string("  ") + name + (arg ? std::string(" ") + arg : "");
-    std::fprintf(f, "%-24s %s\n", left.c_str(), help);
+    std::fprintf(f, "%-24s %s\n", left.c_str(), help.c_str());
+  };
+  // " (default V)", V printed like the user would type it.
+  auto def = [](double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), " (default %.15g)", v);
+    return std::string(buf);
   };
   line("--help", nullptr, "print this help and exit");
-  line("--iters", "N", "timed iterations per measurement (default 10000)");
-  line("--warmup", "N", "untimed iterations before each measurement (default 1000)");
-  line("--min-size", "BYTES", "smallest message size (default 8)");
-  line("--max-size", "BYTES", "largest message size (default: the medium size)");
-  line("--window", "W", "messages per window in the message-rate test (default 64)");
+  line("--iters", "N", "timed iterations per measurement" + def(d.iters));
+  line("--warmup", "N", "untimed iterations before each measurement" + def(d.warmup));
+  line("--min-size", "BYTES", "smallest message size" + def(d.min_size));
+  line("--max-size", "BYTES",
+       d.max_size ? "largest message size" + def(d.max_size)
+                  : "largest message size (default: the medium size)");
+  line("--window", "W", "messages per window (message-rate, bandwidth tests)" + def(d.window));
   line("--csv", nullptr, "print results as CSV lines impl,test,size,value,unit");
   line("--pin", nullptr, "pin rank r to the r-th CPU of the allowed set");
-  line("--max-time", "SECONDS", "time budget of one measurement (default 0.5)");
-  line("--stat", "median|mean", "per-batch median (default) or overall mean");
-  line("--timeout", "SECONDS", "abort if a single wait exceeds this (default 30)");
+  line("--max-time", "SECONDS", "time budget of one measurement" + def(d.max_time_s));
+  line("--stat", "median|mean",
+       d.median ? "per-batch median (default) or overall mean"
+                : "per-batch median or overall mean (default)");
+  line("--timeout", "SECONDS", "abort if a single wait exceeds this" + def(d.timeout_s));
   for (const extra_option& o : extra) line(o.name, o.arg, o.help);
 }
 
@@ -123,6 +134,7 @@ inline void print_usage(FILE* f, const char* program, const char* description,
 // --help; prints a message and exits 2 on a bad option.
 inline void parse_options(int argc, char** argv, const char* description, options& opts,
                           const std::vector<extra_option>& extra = {}) {
+  const options defaults = opts;  // what --help reports
   const char* program = argc > 0 ? argv[0] : "benchmark";
   if (const char* slash = std::strrchr(program, '/')) program = slash + 1;
   for (int i = 1; i < argc; ++i) {
@@ -145,7 +157,7 @@ inline void parse_options(int argc, char** argv, const char* description, option
     };
     long n = 0;
     if (flag == "--help" || flag == "-h") {
-      detail::print_usage(stdout, program, description, extra);
+      detail::print_usage(stdout, program, description, defaults, extra);
       std::exit(0);
     } else if (flag == "--iters") {
       const char* v = value();
@@ -349,12 +361,13 @@ class timed_loop {
 
 // ---- sizes --------------------------------------------------------------------
 
-// Powers of two from min to max, plus max itself if it is not a power of two.
-inline std::vector<size_t> size_ladder(size_t min_size, size_t max_size) {
+// Powers of `factor` (2 or 4 ...) from min to max, plus max itself if it is
+// not one of them.
+inline std::vector<size_t> size_ladder(size_t min_size, size_t max_size, size_t factor = 2) {
   std::vector<size_t> sizes;
   size_t s = 1;
-  while (s < min_size) s <<= 1;
-  for (; s <= max_size; s <<= 1) sizes.push_back(s);
+  while (s < min_size) s *= factor;
+  for (; s <= max_size; s *= factor) sizes.push_back(s);
   if (min_size <= max_size && (sizes.empty() || sizes.back() != max_size))
     sizes.push_back(max_size);
   return sizes;
