@@ -1,0 +1,852 @@
+// Memory registration: the registration cache behind LCI_SEGMENT_ALL must
+// stay correct when memory is freed and reused, and registrations travel
+// between processes as strings.
+//
+// Part 1 (ring: rank r sends to r+1): LCI_sendl/LCI_recvl with LCI_SEGMENT_ALL
+// on both sides from mmap'ed memory, then munmap + mmap at the same address
+// (MAP_FIXED_NOREPLACE) with new bytes, then a larger mapping there, then
+// malloc/free/malloc of a large block, then the same with explicit
+// LCI_memory_register/deregister; LCI_getl/LCI_putl from/into a remapped
+// LCI_SEGMENT_ALL buffer. The receiver must always see the new bytes.
+// Part 2: LCI_segment_serialize on the owner (printable, <= 255 characters),
+// the string sent as a medium message, LCI_segment_deserialize on the peer
+// (input unchanged), LCI_putl/LCI_getl through it with completions on both
+// sides, LCI_memory_deregister of the deserialized handle, and unparsable
+// strings refused with LCI_ERR_FATAL.
+#include <malloc.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "lci.h"
+
+// ---- harness: the same block in every long/one-sided/iovec/fence/memory test ----
+// EXPECT records a failed check and goes on; die() ends the rank at once.
+// Every wait is bounded (k_wait_s per wait, a watchdog for the whole program).
+namespace {
+
+using steady = std::chrono::steady_clock;
+constexpr double k_wait_s = 60;
+std::atomic<long> g_failures{0};
+std::atomic<long> g_checks{0};
+std::mutex g_phase_m;
+char g_phase[256] = "start";
+thread_local char t_phase[256] = "start";
+
+// Names what the calling thread is doing, for failure messages and the watchdog.
+__attribute__((format(printf, 1, 2))) inline void phase(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(t_phase, sizeof(t_phase), fmt, ap);
+  va_end(ap);
+  std::lock_guard<std::mutex> lock(g_phase_m);
+  memcpy(g_phase, t_phase, sizeof(g_phase));
+}
+
+#define EXPECT(cond, ...)                                                          \
+  do {                                                                             \
+    g_checks.fetch_add(1, std::memory_order_relaxed);                              \
+    if (!(cond)) {                                                                 \
+      if (g_failures.fetch_add(1) < 40) {                                          \
+        fprintf(stderr, "rank %d: line %d: check failed: %s [%s]: ", LCI_RANK,     \
+                __LINE__, #cond, t_phase);                                         \
+        fprintf(stderr, __VA_ARGS__);                                              \
+        fputc('\n', stderr);                                                       \
+      }                                                                            \
+    }                                                                              \
+  } while (0)
+
+// libfabric's shm provider names its files /dev/shm/<pid>:...; a process that
+// ends without LCI_finalize leaves them behind, and a later process that gets
+// the same pid then fails in LCI_initialize (fi_enable: EBUSY). The names are
+// collected after LCI_initialize and removed when the test dies, by die(), the
+// watchdog, or the SIGTERM with which lcrun ends the other ranks.
+constexpr int k_max_shm_files = 8;
+char g_shm_files[k_max_shm_files][300];
+int g_num_shm_files = 0;
+struct sigaction g_old_sigterm;
+
+inline void collect_own_shm_files() {
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "%d:", static_cast<int>(getpid()));
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d)) {
+      if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && g_num_shm_files < k_max_shm_files) {
+        strcpy(g_shm_files[g_num_shm_files], "/dev/shm/");
+        strncat(g_shm_files[g_num_shm_files++], e->d_name, 256);
+      }
+    }
+    closedir(d);
+  }
+}
+inline void remove_own_shm_files() {  // async-signal-safe
+  for (int i = 0; i < g_num_shm_files; ++i) unlink(g_shm_files[i]);
+}
+inline void on_sigterm(int sig, siginfo_t* info, void* ctx) {
+  remove_own_shm_files();
+  if (g_old_sigterm.sa_flags & SA_SIGINFO) {
+    if (g_old_sigterm.sa_sigaction) g_old_sigterm.sa_sigaction(sig, info, ctx);
+  } else if (g_old_sigterm.sa_handler != SIG_DFL && g_old_sigterm.sa_handler != SIG_IGN) {
+    g_old_sigterm.sa_handler(sig);
+  }
+  signal(SIGTERM, SIG_DFL);
+  raise(SIGTERM);
+}
+inline void clean_up_shm_on_failure() {
+  collect_own_shm_files();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_sigterm;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, &g_old_sigterm);
+}
+
+[[noreturn]] __attribute__((format(printf, 1, 2))) inline void die(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "rank %d: FATAL [%s]: ", LCI_RANK, t_phase);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+  remove_own_shm_files();
+  _exit(3);
+}
+
+// Ends the process if it is still running `seconds` from now.
+inline void start_watchdog(double seconds) {
+  std::thread([seconds] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    {
+      std::lock_guard<std::mutex> lock(g_phase_m);
+      fprintf(stderr, "rank %d: watchdog: still running after %.0f s, last phase: %s\n", LCI_RANK,
+              seconds, g_phase);
+      fflush(stderr);
+    }
+    remove_own_shm_files();
+    _exit(4);
+  }).detach();
+}
+
+struct deadline {
+  steady::time_point end;
+  explicit deadline(double s = k_wait_s)
+      : end(steady::now() +
+            std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s))) {}
+  bool passed() const { return steady::now() > end; }
+  void check(const char* what) const {
+    if (passed()) die("timed out waiting for %s", what);
+  }
+};
+
+// One progress pass; yields when idle (tests run oversubscribed).
+inline void progress(const deadline& d, const char* what) {
+  if (LCI_progress(LCI_UR_DEVICE) != LCI_OK) std::this_thread::yield();
+  d.check(what);
+}
+
+inline void ok(LCI_error_t rc, const char* call) {
+  if (rc == LCI_ERR_FEATURE_NA) die("%s: not implemented (LCI_ERR_FEATURE_NA)", call);
+  if (rc != LCI_OK) die("%s returned %d", call, static_cast<int>(rc));
+}
+#define OK(call) ok((call), #call)
+
+// Retries on LCI_ERR_RETRY, driving progress, for at most k_wait_s.
+template <class F>
+void retry_call(F f, const char* what) {
+  deadline d;
+  LCI_error_t rc;
+  while ((rc = f()) == LCI_ERR_RETRY) progress(d, what);
+  ok(rc, what);
+}
+#define RETRY(call) retry_call([&] { return (call); }, #call)
+
+inline const char* comp_name(LCI_comp_type_t t) {
+  switch (t) {
+    case LCI_COMPLETION_QUEUE: return "queue";
+    case LCI_COMPLETION_SYNC: return "sync";
+    case LCI_COMPLETION_HANDLER: return "handler";
+    default: return "none";
+  }
+}
+
+// Handler completion objects record into one collector each; a handler has no
+// context argument, so each collector has its own function.
+constexpr int k_collectors = 64;
+struct collector {
+  std::mutex m;
+  std::vector<LCI_request_t> reqs;
+};
+collector g_coll[k_collectors];
+std::mutex g_coll_alloc_m;
+bool g_coll_used[k_collectors];
+template <int I>
+void on_complete(LCI_request_t r) {
+  std::lock_guard<std::mutex> lock(g_coll[I].m);
+  g_coll[I].reqs.push_back(r);
+}
+template <int... I>
+std::array<LCI_handler_t, sizeof...(I)> handler_table(std::integer_sequence<int, I...>) {
+  return {{&on_complete<I>...}};
+}
+const std::array<LCI_handler_t, k_collectors> g_handlers =
+    handler_table(std::make_integer_sequence<int, k_collectors>());
+
+// A completion object of one kind. take(n) collects exactly n requests,
+// driving progress; a synchronizer must be taken in multiples of its threshold.
+class comp {
+ public:
+  explicit comp(LCI_comp_type_t type, int threshold = 1) : type_(type), threshold_(threshold) {
+    switch (type) {
+      case LCI_COMPLETION_QUEUE: OK(LCI_queue_create(LCI_UR_DEVICE, &h_)); break;
+      case LCI_COMPLETION_SYNC: OK(LCI_sync_create(LCI_UR_DEVICE, threshold, &h_)); break;
+      case LCI_COMPLETION_HANDLER: {
+        std::lock_guard<std::mutex> lock(g_coll_alloc_m);
+        for (int i = 0; i < k_collectors && coll_ < 0; ++i)
+          if (!g_coll_used[i]) g_coll_used[i] = true, coll_ = i;
+        if (coll_ < 0) die("more than %d handler objects alive", k_collectors);
+        g_coll[coll_].reqs.clear();
+        OK(LCI_handler_create(LCI_UR_DEVICE, g_handlers[static_cast<size_t>(coll_)], &h_));
+        break;
+      }
+      default: die("comp of type %d", static_cast<int>(type));
+    }
+  }
+  // Wraps a queue owned elsewhere (LCI_UR_CQ).
+  static std::unique_ptr<comp> borrow_queue(LCI_comp_t q) {
+    return std::unique_ptr<comp>(new comp(q));
+  }
+  comp(const comp&) = delete;
+  comp& operator=(const comp&) = delete;
+  ~comp() {
+    if (!owned_) return;
+    if (type_ == LCI_COMPLETION_QUEUE) LCI_queue_free(&h_);
+    if (type_ == LCI_COMPLETION_SYNC) LCI_sync_free(&h_);
+    if (type_ == LCI_COMPLETION_HANDLER) {
+      std::lock_guard<std::mutex> lock(g_coll_alloc_m);
+      g_coll_used[coll_] = false;  // (LCI keeps the handler: late calls land here)
+    }
+  }
+  LCI_comp_t handle() const { return h_; }
+  uintptr_t remote() const { return reinterpret_cast<uintptr_t>(h_); }
+  LCI_comp_type_t type() const { return type_; }
+
+  std::vector<LCI_request_t> take(size_t n, const char* what, double secs = k_wait_s) {
+    std::vector<LCI_request_t> out;
+    out.reserve(n);
+    deadline d(secs);
+    switch (type_) {
+      case LCI_COMPLETION_QUEUE:
+        while (out.size() < n) {
+          LCI_request_t r;
+          if (LCI_queue_pop(h_, &r) == LCI_OK)
+            out.push_back(r);
+          else
+            progress(d, what);
+        }
+        break;
+      case LCI_COMPLETION_SYNC: {
+        if (n % static_cast<size_t>(threshold_)) die("take(%zu) from a sync of %d", n, threshold_);
+        std::vector<LCI_request_t> batch(static_cast<size_t>(threshold_));
+        while (out.size() < n) {
+          if (LCI_sync_test(h_, batch.data()) == LCI_OK)
+            out.insert(out.end(), batch.begin(), batch.end());
+          else
+            progress(d, what);
+        }
+        break;
+      }
+      default:
+        for (;;) {
+          {
+            std::lock_guard<std::mutex> lock(g_coll[coll_].m);
+            auto& v = g_coll[coll_].reqs;
+            if (v.size() >= n) {
+              out.assign(v.begin(), v.begin() + static_cast<long>(n));
+              v.erase(v.begin(), v.begin() + static_cast<long>(n));
+              break;
+            }
+          }
+          progress(d, what);
+        }
+    }
+    return out;
+  }
+  LCI_request_t take1(const char* what, double secs = k_wait_s) { return take(1, what, secs)[0]; }
+
+  // Signals recorded but not taken (a triggered synchronizer counts as its threshold;
+  // testing it consumes the trigger).
+  size_t pending() {
+    switch (type_) {
+      case LCI_COMPLETION_QUEUE: {
+        size_t len = 0;
+        LCI_queue_len(h_, &len);
+        return len;
+      }
+      case LCI_COMPLETION_SYNC:
+        return LCI_sync_test(h_, nullptr) == LCI_OK ? static_cast<size_t>(threshold_) : 0;
+      default: {
+        std::lock_guard<std::mutex> lock(g_coll[coll_].m);
+        return g_coll[coll_].reqs.size();
+      }
+    }
+  }
+
+ private:
+  explicit comp(LCI_comp_t q) : type_(LCI_COMPLETION_QUEUE), h_(q), owned_(false) {}
+  LCI_comp_type_t type_;
+  int threshold_ = 1;
+  LCI_comp_t h_ = nullptr;
+  int coll_ = -1;
+  bool owned_ = true;
+};
+
+// Data patterns: byte i of the stream `seed`.
+inline uint8_t pat(uint32_t seed, size_t i) {
+  uint32_t x = seed * 0x9E3779B1u ^ static_cast<uint32_t>(i) * 0x85EBCA6Bu ^
+               static_cast<uint32_t>(i >> 20) * 0xC2B2AE35u;
+  return static_cast<uint8_t>((x >> 24) ^ (x >> 11) ^ x);
+}
+inline uint32_t seed_of(uint32_t a, uint32_t b, uint32_t c = 0, uint32_t d = 0) {
+  return ((a * 1000003u + b) * 1000033u + c) * 1000037u + d + 1;
+}
+inline void fill(void* p, size_t n, uint32_t seed) {
+  auto* b = static_cast<uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i) b[i] = pat(seed, i);
+}
+// Index of the first byte that differs from the pattern, or SIZE_MAX.
+inline size_t mismatch(const void* p, size_t n, uint32_t seed) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != pat(seed, i)) return i;
+  return SIZE_MAX;
+}
+// Index of the first byte in [from, to) that is not `v`, or SIZE_MAX.
+inline size_t not_byte(const void* p, size_t from, size_t to, uint8_t v) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = from; i < to; ++i)
+    if (b[i] != v) return i;
+  return SIZE_MAX;
+}
+constexpr uint8_t k_sentinel = 0xEE;
+
+// Control channel: medium messages on LCI_UR_ENDPOINT with tags from k_ctrl_tag
+// up, into a private queue. Test traffic uses tags below k_ctrl_tag.
+constexpr LCI_tag_t k_ctrl_tag = 64000;
+unsigned g_ctrl_seq = 0;
+LCI_comp_t g_ctrl_cq = nullptr;
+
+// Collective, one thread per rank: every rank's `len`-byte blob, by rank.
+inline std::vector<std::vector<char>> allgather(const void* data, size_t len) {
+  const LCI_tag_t tag = k_ctrl_tag + (g_ctrl_seq++ % 1000);
+  const int n = LCI_NUM_PROCESSES;
+  std::vector<std::vector<char>> out(static_cast<size_t>(n), std::vector<char>(len ? len : 1));
+  for (int p = 0; p < n; ++p) {
+    LCI_mbuffer_t b{out[static_cast<size_t>(p)].data(), len};
+    OK(LCI_recvm(LCI_UR_ENDPOINT, b, p, tag, g_ctrl_cq, nullptr));
+  }
+  for (int p = 0; p < n; ++p) {
+    LCI_mbuffer_t b{const_cast<void*>(data), len};
+    RETRY(LCI_sendm(LCI_UR_ENDPOINT, b, p, tag));
+  }
+  deadline d;
+  for (int got = 0; got < n;) {
+    LCI_request_t r;
+    if (LCI_queue_pop(g_ctrl_cq, &r) == LCI_OK) {
+      if (r.flag != LCI_OK || r.data.mbuffer.length != len) die("control message broken");
+      ++got;
+    } else {
+      progress(d, "control messages");
+    }
+  }
+  return out;
+}
+inline std::vector<uint64_t> allgather_u64(uint64_t v) {
+  auto blobs = allgather(&v, sizeof(v));
+  std::vector<uint64_t> out;
+  for (auto& b : blobs) {
+    uint64_t x;
+    memcpy(&x, b.data(), sizeof(x));
+    out.push_back(x);
+  }
+  return out;
+}
+
+inline void harness_init(double watchdog_s) {
+  OK(LCI_initialize());
+  clean_up_shm_on_failure();
+  start_watchdog(watchdog_s);
+  OK(LCI_queue_create(LCI_UR_DEVICE, &g_ctrl_cq));
+}
+inline int harness_finish(const char* name) {
+  LCI_barrier();
+  LCI_queue_free(&g_ctrl_cq);
+  LCI_finalize();
+  if (g_failures.load()) {
+    fprintf(stderr, "rank %d: %s FAILED: %ld of %ld checks\n", LCI_RANK, name, g_failures.load(),
+            g_checks.load());
+    return 1;
+  }
+  printf("rank %d: %s passed: %ld checks\n", LCI_RANK, name, g_checks.load());
+  return 0;
+}
+
+// Long buffers of every kind a test uses. `dynamic` is the receive-only
+// {address == NULL} form; `seg_all` is malloc'ed memory named LCI_SEGMENT_ALL.
+enum class mem_kind { registered, lalloc, lmemalign, seg_all, dynamic };
+inline const char* mem_name(mem_kind k) {
+  switch (k) {
+    case mem_kind::registered: return "memory_register";
+    case mem_kind::lalloc: return "lbuffer_alloc";
+    case mem_kind::lmemalign: return "lbuffer_memalign";
+    case mem_kind::seg_all: return "SEGMENT_ALL";
+    default: return "dynamic(NULL)";
+  }
+}
+class lbuf {
+ public:
+  // `capacity` bytes (at least one allocated), every byte k_sentinel.
+  lbuf(mem_kind kind, size_t capacity) : kind_(kind), cap_(capacity) {
+    const size_t alloc = capacity ? capacity : 1;
+    switch (kind) {
+      case mem_kind::registered:
+        raw_ = malloc(alloc);
+        if (!raw_) die("malloc(%zu)", alloc);
+        OK(LCI_memory_register(LCI_UR_DEVICE, raw_, alloc, &b_.segment));
+        EXPECT(b_.segment != LCI_SEGMENT_ALL, "memory_register gave a NULL segment");
+        b_.address = raw_;
+        break;
+      case mem_kind::lalloc:
+        RETRY(LCI_lbuffer_alloc(LCI_UR_DEVICE, alloc, &b_));
+        EXPECT(b_.length == alloc && b_.address != nullptr && b_.segment != LCI_SEGMENT_ALL,
+               "lbuffer_alloc(%zu) gave {%p, %p, %zu}", alloc, (void*)b_.segment, b_.address,
+               b_.length);
+        break;
+      case mem_kind::lmemalign:
+        RETRY(LCI_lbuffer_memalign(LCI_UR_DEVICE, alloc, 4096, &b_));
+        EXPECT(b_.length == alloc && b_.address != nullptr && b_.segment != LCI_SEGMENT_ALL &&
+                   reinterpret_cast<uintptr_t>(b_.address) % 4096 == 0,
+               "lbuffer_memalign(%zu, 4096) gave {%p, %p, %zu}", alloc, (void*)b_.segment,
+               b_.address, b_.length);
+        break;
+      case mem_kind::seg_all:
+        raw_ = malloc(alloc);
+        if (!raw_) die("malloc(%zu)", alloc);
+        b_.segment = LCI_SEGMENT_ALL;
+        b_.address = raw_;
+        break;
+      case mem_kind::dynamic:
+        b_.segment = LCI_SEGMENT_ALL;
+        b_.address = nullptr;
+        break;
+    }
+    orig_ = b_;
+    b_.length = capacity;
+    if (b_.address) memset(b_.address, k_sentinel, alloc);
+  }
+  lbuf(const lbuf&) = delete;
+  lbuf& operator=(const lbuf&) = delete;
+  ~lbuf() {
+    switch (kind_) {
+      case mem_kind::registered: {
+        LCI_segment_t s = orig_.segment;
+        EXPECT(LCI_memory_deregister(&s) == LCI_OK && s == nullptr, "memory_deregister");
+        free(raw_);
+        break;
+      }
+      case mem_kind::lalloc:
+      case mem_kind::lmemalign:
+        EXPECT(LCI_lbuffer_free(orig_) == LCI_OK, "lbuffer_free");
+        break;
+      case mem_kind::seg_all: free(raw_); break;
+      default: break;
+    }
+  }
+  mem_kind kind() const { return kind_; }
+  size_t capacity() const { return cap_; }
+  uint8_t* data() const { return static_cast<uint8_t*>(b_.address); }
+  // The buffer as an LCI_lbuffer_t of `length` bytes (capacity by default).
+  LCI_lbuffer_t view(size_t length = SIZE_MAX) const {
+    LCI_lbuffer_t v = b_;
+    v.length = length == SIZE_MAX ? cap_ : length;
+    return v;
+  }
+  LCI_segment_t segment() const { return b_.segment; }
+
+ private:
+  mem_kind kind_;
+  size_t cap_;
+  void* raw_ = nullptr;
+  LCI_lbuffer_t b_{};
+  LCI_lbuffer_t orig_{};
+};
+
+inline bool same_lbuffer(const LCI_lbuffer_t& a, const LCI_lbuffer_t& b) {
+  return a.segment == b.segment && a.address == b.address && a.length == b.length;
+}
+
+// A registered region of another rank: its deserialized segment, address, length.
+struct remote_region {
+  LCI_segment_t seg = nullptr;
+  uintptr_t addr = 0;
+  size_t len = 0;
+};
+// Collective: publishes [addr, addr+len) registered as `seg` (serialized) and
+// returns every rank's region, deserialized here. Release with release_regions.
+inline std::vector<remote_region> exchange_regions(LCI_segment_t seg, void* addr, size_t len) {
+  struct {
+    char str[256];
+    uint64_t addr, len;
+  } mine;
+  memset(&mine, 0, sizeof(mine));
+  OK(LCI_segment_serialize(seg, mine.str));
+  mine.addr = reinterpret_cast<uintptr_t>(addr);
+  mine.len = len;
+  std::vector<remote_region> out;
+  for (auto& blob : allgather(&mine, sizeof(mine))) {
+    decltype(mine) theirs;
+    memcpy(&theirs, blob.data(), sizeof(theirs));
+    remote_region r;
+    OK(LCI_segment_deserialize(theirs.str, &r.seg));
+    r.addr = theirs.addr;
+    r.len = theirs.len;
+    out.push_back(r);
+  }
+  return out;
+}
+inline void release_regions(std::vector<remote_region>& regions) {
+  for (auto& r : regions) EXPECT(LCI_memory_deregister(&r.seg) == LCI_OK && !r.seg, "deregister");
+  regions.clear();
+}
+inline LCI_lbuffer_t remote_lbuffer(const remote_region& r, size_t offset, size_t length) {
+  LCI_lbuffer_t b;
+  b.segment = r.seg;
+  b.address = reinterpret_cast<void*>(r.addr + offset);
+  b.length = length;
+  return b;
+}
+
+}  // namespace
+// ---- end of harness ----
+
+namespace {
+
+int g_me, g_n, g_right, g_left;
+LCI_tag_t g_tag = 1;
+size_t g_page = 4096;
+
+void* map_at(void* hint, size_t len) {
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#ifdef MAP_FIXED_NOREPLACE
+  if (hint) flags |= MAP_FIXED_NOREPLACE;
+#endif
+  void* p = mmap(hint, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (p == MAP_FAILED) die("mmap(%p, %zu) failed", hint, len);
+  return p;
+}
+// A mapping of `len` bytes at the start of a reserved (PROT_NONE) range of
+// `room` bytes, so that it can grow in place.
+void* map_with_room(size_t len, size_t room) {
+  void* r = mmap(nullptr, room, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) die("mmap(%zu) failed", room);
+  munmap(r, len);
+  return map_at(r, len);
+}
+// Unmaps [p, p+len) and maps `newlen` bytes at the same address again (a
+// larger mapping first unmaps the reserved room it grows into).
+void* remap_same(void* p, size_t len, size_t newlen, const char* what) {
+  munmap(p, std::max(len, newlen));
+  void* q = map_at(p, newlen);
+  if (q != p)
+    printf("rank %d: note: %s came back at %p, not %p (the same-address case is not exercised)\n",
+           g_me, what, q, p);
+  return q;
+}
+
+// One ring step: send `slen` bytes of `s` (segment sseg) to the right, receive
+// the left's into `r` (segment rseg, capacity slen); the received bytes must
+// be the left's pattern for this step.
+void ring_transfer(const char* what, LCI_segment_t sseg, void* s, size_t slen, LCI_segment_t rseg,
+                   void* r, int step) {
+  phase("%s (step %d)", what, step);
+  const LCI_tag_t tag = g_tag++;
+  fill(s, slen, seed_of(static_cast<uint32_t>(g_me), static_cast<uint32_t>(step)));
+  memset(r, 0, slen);
+  comp rc(LCI_COMPLETION_QUEUE), sc(LCI_COMPLETION_QUEUE);
+  LCI_lbuffer_t rb{rseg, r, slen}, sb{sseg, s, slen};
+  OK(LCI_recvl(LCI_UR_ENDPOINT, rb, g_left, tag, rc.handle(), r));
+  LCI_barrier();
+  RETRY(LCI_sendl(LCI_UR_ENDPOINT, sb, g_right, tag, sc.handle(), s));
+  LCI_request_t got = rc.take1("the receive");
+  LCI_request_t sent = sc.take1("the send completion");
+  EXPECT(got.flag == LCI_OK && got.rank == g_left && got.tag == tag && got.type == LCI_LONG &&
+             same_lbuffer(got.data.lbuffer, rb) && got.user_context == r,
+         "receive request {%d, %d, %u, %d, {%p, %p, %zu}}", got.flag, got.rank, got.tag, got.type,
+         (void*)got.data.lbuffer.segment, got.data.lbuffer.address, got.data.lbuffer.length);
+  EXPECT(sent.flag == LCI_OK && sent.rank == g_right && sent.tag == tag &&
+             sent.type == LCI_LONG && same_lbuffer(sent.data.lbuffer, sb) &&
+             sent.user_context == s,
+         "send request {%d, %d, %u, %d}", sent.flag, sent.rank, sent.tag, sent.type);
+  const size_t bad = mismatch(r, slen, seed_of(static_cast<uint32_t>(g_left), static_cast<uint32_t>(step)));
+  EXPECT(bad == SIZE_MAX, "%s: the receiver sees old or wrong bytes (first at %zu of %zu)", what,
+         bad, slen);
+  LCI_barrier();
+}
+
+void part1_reuse() {
+  const size_t len = (size_t(1) << 20) + 123;
+  int step = 0;
+  // mmap, munmap, mmap again at the same address, then larger.
+  void* s = map_with_room(len, 4 * len);
+  void* r = map_with_room(len, 4 * len);
+  ring_transfer("mmap'ed buffers, SEGMENT_ALL", LCI_SEGMENT_ALL, s, len, LCI_SEGMENT_ALL, r, ++step);
+  for (int round = 0; round < 3; ++round) {
+    s = remap_same(s, len, len, "the send mapping");
+    r = remap_same(r, len, len, "the receive mapping");
+    ring_transfer("remapped at the same address, SEGMENT_ALL", LCI_SEGMENT_ALL, s, len,
+                  LCI_SEGMENT_ALL, r, ++step);
+  }
+  s = remap_same(s, len, 2 * len, "the send mapping (larger)");
+  r = remap_same(r, len, 2 * len, "the receive mapping (larger)");
+  ring_transfer("remapped larger at the same address, SEGMENT_ALL", LCI_SEGMENT_ALL, s, 2 * len,
+                LCI_SEGMENT_ALL, r, ++step);
+  // Smaller again: the cached range of the larger one must not outlive it.
+  s = remap_same(s, 2 * len, len / 2, "the send mapping (smaller)");
+  r = remap_same(r, 2 * len, len / 2, "the receive mapping (smaller)");
+  ring_transfer("remapped smaller at the same address, SEGMENT_ALL", LCI_SEGMENT_ALL, s, len / 2,
+                LCI_SEGMENT_ALL, r, ++step);
+  munmap(s, 4 * len);  // with what is left of the reserved room
+  munmap(r, 4 * len);
+
+  // malloc / free / malloc of a large block; a fixed mmap threshold makes
+  // malloc map it and free unmap it, so the address tends to come back.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  const size_t big = size_t(8) << 20;
+  for (int round = 0; round < 2; ++round) {
+    void* ms = malloc(big);
+    void* mr = malloc(big);
+    if (!ms || !mr) die("malloc");
+    ring_transfer("malloc'ed buffers, SEGMENT_ALL", LCI_SEGMENT_ALL, ms, big, LCI_SEGMENT_ALL, mr,
+                  ++step);
+    const uintptr_t old_s = reinterpret_cast<uintptr_t>(ms), old_r = reinterpret_cast<uintptr_t>(mr);
+    free(ms);
+    free(mr);
+    void* ms2 = malloc(big);
+    void* mr2 = malloc(big);
+    if (!ms2 || !mr2) die("malloc");
+    const uintptr_t new_s = reinterpret_cast<uintptr_t>(ms2), new_r = reinterpret_cast<uintptr_t>(mr2);
+    if ((new_s != old_s && new_s != old_r) || (new_r != old_s && new_r != old_r))
+      printf("rank %d: note: malloc after free gave other addresses\n", g_me);
+    ring_transfer("malloc after free, SEGMENT_ALL", LCI_SEGMENT_ALL, ms2, big, LCI_SEGMENT_ALL,
+                  mr2, ++step);
+    free(ms2);
+    free(mr2);
+  }
+
+  // Explicit registrations of a mapping that is replaced in between.
+  s = map_at(nullptr, len);
+  r = map_at(nullptr, len);
+  for (int round = 0; round < 2; ++round) {
+    LCI_segment_t ss, rs;
+    OK(LCI_memory_register(LCI_UR_DEVICE, s, len, &ss));
+    OK(LCI_memory_register(LCI_UR_DEVICE, r, len, &rs));
+    ring_transfer("registered mmap'ed buffers", ss, s, len, rs, r, ++step);
+    EXPECT(LCI_memory_deregister(&ss) == LCI_OK && ss == nullptr, "deregister");
+    EXPECT(LCI_memory_deregister(&rs) == LCI_OK && rs == nullptr, "deregister");
+    s = remap_same(s, len, len, "the send mapping");
+    r = remap_same(r, len, len, "the receive mapping");
+  }
+  // Registered twice (overlapping), one registration released, the other used.
+  {
+    LCI_segment_t a, b, c;
+    OK(LCI_memory_register(LCI_UR_DEVICE, s, len, &a));
+    OK(LCI_memory_register(LCI_UR_DEVICE, s, len / 2, &b));
+    OK(LCI_memory_register(LCI_UR_DEVICE, r, len, &c));
+    EXPECT(LCI_memory_deregister(&b) == LCI_OK && b == nullptr, "deregister");
+    ring_transfer("a range registered twice, one released", a, s, len, c, r, ++step);
+    EXPECT(LCI_memory_deregister(&a) == LCI_OK, "deregister");
+    EXPECT(LCI_memory_deregister(&c) == LCI_OK, "deregister");
+  }
+  munmap(s, len);
+  munmap(r, len);
+
+  // One-sided from and into remapped LCI_SEGMENT_ALL memory.
+  phase("getl/putl with remapped local buffers");
+  const size_t glen = 256 * 1024;
+  lbuf region(mem_kind::lalloc, 2 * glen);
+  auto regions = exchange_regions(region.segment(), region.data(), 2 * glen);
+  const remote_region& right = regions[static_cast<size_t>(g_right)];
+  void* l = map_at(nullptr, glen);
+  comp lc(LCI_COMPLETION_QUEUE);
+  for (int round = 0; round < 3; ++round) {
+    const uint32_t owner_seed = seed_of(static_cast<uint32_t>(g_me), 77, static_cast<uint32_t>(round));
+    fill(region.data(), glen, owner_seed);
+    LCI_barrier();
+    memset(l, 0, glen);
+    LCI_lbuffer_t lb{LCI_SEGMENT_ALL, l, glen};
+    const LCI_tag_t tag = g_tag++;
+    RETRY(LCI_getl(LCI_UR_ENDPOINT, &lb, glen, lc.handle(), g_right, tag,
+                   remote_lbuffer(right, 0, glen), LCI_DEFAULT_COMP_REMOTE, l));
+    LCI_request_t o = lc.take1("getl completion");
+    EXPECT(o.flag == LCI_OK, "getl flag %d", o.flag);
+    size_t bad = mismatch(l, glen, seed_of(static_cast<uint32_t>(g_right), 77, static_cast<uint32_t>(round)));
+    EXPECT(bad == SIZE_MAX, "getl into a remapped SEGMENT_ALL buffer: old or wrong bytes at %zu", bad);
+    // putl from it, into the second half of the right's region.
+    fill(l, glen, owner_seed + 1);
+    RETRY(LCI_putl(LCI_UR_ENDPOINT, lb, lc.handle(), g_right, tag, remote_lbuffer(right, glen, glen),
+                   LCI_DEFAULT_COMP_REMOTE, l));
+    o = lc.take1("putl completion");
+    EXPECT(o.flag == LCI_OK, "putl flag %d", o.flag);
+    // Target completions: one for the get, one for the put, both in LCI_UR_CQ.
+    auto ur = comp::borrow_queue(LCI_UR_CQ);
+    auto t = ur->take(2, "target completions in LCI_UR_CQ");
+    for (auto& r : t) EXPECT(r.flag == LCI_OK && r.rank == g_left, "target request %d from %d", r.flag, r.rank);
+    LCI_barrier();
+    bad = mismatch(region.data() + glen, glen,
+                   seed_of(static_cast<uint32_t>(g_left), 77, static_cast<uint32_t>(round)) + 1);
+    EXPECT(bad == SIZE_MAX, "putl from a remapped SEGMENT_ALL buffer: old or wrong bytes at %zu", bad);
+    l = remap_same(l, glen, glen, "the local getl/putl mapping");
+  }
+  munmap(l, glen);
+  LCI_barrier();
+  release_regions(regions);
+}
+
+void check_target(const LCI_request_t& r, LCI_tag_t tag, LCI_segment_t seg, void* addr, size_t len,
+                  const char* op) {
+  EXPECT(r.flag == LCI_OK, "%s target flag %d", op, r.flag);
+  EXPECT(r.rank == g_left, "%s target rank %d, expected %d", op, r.rank, g_left);
+  EXPECT(r.tag == tag, "%s target tag %u, expected %u", op, r.tag, tag);
+  EXPECT(r.type == LCI_LONG, "%s target type %d", op, r.type);
+  EXPECT(r.data.lbuffer.segment == seg && r.data.lbuffer.address == addr &&
+             r.data.lbuffer.length == len,
+         "%s target data {%p, %p, %zu}, expected {%p, %p, %zu}", op,
+         (void*)r.data.lbuffer.segment, r.data.lbuffer.address, r.data.lbuffer.length,
+         (void*)seg, addr, len);
+  EXPECT(r.user_context == nullptr, "%s target user_context %p", op, r.user_context);
+}
+
+void part2_serialize(mem_kind kind) {
+  phase("serialize/deserialize (%s)", mem_name(kind));
+  const size_t len = 256 * 1024;
+  lbuf region(kind, len);
+  char str[256];
+  memset(str, 0, sizeof(str));
+  OK(LCI_segment_serialize(region.segment(), str));
+  const size_t slen = strnlen(str, sizeof(str));
+  EXPECT(slen < sizeof(str), "the serialized segment is not NUL-terminated within 256 bytes");
+  bool printable = true;
+  for (size_t i = 0; i < slen; ++i) printable &= isprint(static_cast<unsigned char>(str[i])) != 0;
+  EXPECT(printable && slen > 0, "the serialized segment is empty or not printable: \"%.*s\"",
+         static_cast<int>(slen), str);
+  // The string, alone, as one medium message (<= 256 bytes), then the address.
+  auto strings = allgather(str, sizeof(str));
+  auto addrs = allgather_u64(reinterpret_cast<uintptr_t>(region.data()));
+  char theirs[256], copy[256];
+  memcpy(theirs, strings[static_cast<size_t>(g_right)].data(), sizeof(theirs));
+  memcpy(copy, theirs, sizeof(copy));
+  LCI_segment_t rseg = nullptr;
+  OK(LCI_segment_deserialize(theirs, &rseg));
+  EXPECT(memcmp(theirs, copy, sizeof(copy)) == 0, "LCI_segment_deserialize modified its input");
+  const uintptr_t raddr = addrs[static_cast<size_t>(g_right)];
+
+  // putl into the right's region at an offset, remote completion to LCI_UR_CQ.
+  auto ur = comp::borrow_queue(LCI_UR_CQ);
+  comp lc(LCI_COMPLETION_QUEUE);
+  const size_t off = 100, plen = 100000;
+  LCI_barrier();
+  lbuf src(mem_kind::seg_all, plen);
+  fill(src.data(), plen, seed_of(static_cast<uint32_t>(g_me), 5));
+  const LCI_tag_t ptag = g_tag++;
+  LCI_lbuffer_t rb{rseg, reinterpret_cast<void*>(raddr + off), len - off};
+  RETRY(LCI_putl(LCI_UR_ENDPOINT, src.view(plen), lc.handle(), g_right, ptag, rb,
+                 LCI_DEFAULT_COMP_REMOTE, &src));
+  LCI_request_t o = lc.take1("putl local completion");
+  EXPECT(o.flag == LCI_OK && o.rank == g_right && o.tag == ptag && o.type == LCI_LONG &&
+             same_lbuffer(o.data.lbuffer, src.view(plen)) && o.user_context == &src,
+         "putl origin request {%d, %d, %u, %d}", o.flag, o.rank, o.tag, o.type);
+  check_target(ur->take1("putl target completion"), ptag, region.segment(), region.data() + off,
+               plen, "putl");
+  size_t bad = mismatch(region.data() + off, plen, seed_of(static_cast<uint32_t>(g_left), 5));
+  EXPECT(bad == SIZE_MAX, "putl data differs at %zu", bad);
+  EXPECT(not_byte(region.data(), 0, off, k_sentinel) == SIZE_MAX &&
+             not_byte(region.data(), off + plen, len, k_sentinel) == SIZE_MAX,
+         "putl wrote outside [offset, offset+length)");
+
+  // getl from the right's region, which its owner filled.
+  const size_t goff = 128 * 1024 + 7, glen = 60000;
+  fill(region.data() + goff, glen, seed_of(static_cast<uint32_t>(g_me), 6));
+  LCI_barrier();
+  lbuf dst(mem_kind::registered, glen);
+  LCI_lbuffer_t lb = dst.view();
+  const LCI_tag_t gtag = g_tag++;
+  LCI_lbuffer_t grb{rseg, reinterpret_cast<void*>(raddr + goff), glen};
+  RETRY(LCI_getl(LCI_UR_ENDPOINT, &lb, glen, lc.handle(), g_right, gtag, grb,
+                 LCI_DEFAULT_COMP_REMOTE, &dst));
+  o = lc.take1("getl local completion");
+  EXPECT(o.flag == LCI_OK && o.rank == g_right && o.tag == gtag && o.type == LCI_LONG &&
+             same_lbuffer(o.data.lbuffer, dst.view(glen)) && o.user_context == &dst,
+         "getl origin request {%d, %d, %u, %d, {%p, %p, %zu}}", o.flag, o.rank, o.tag, o.type,
+         (void*)o.data.lbuffer.segment, o.data.lbuffer.address, o.data.lbuffer.length);
+  bad = mismatch(dst.data(), glen, seed_of(static_cast<uint32_t>(g_right), 6));
+  EXPECT(bad == SIZE_MAX, "getl data differs at %zu", bad);
+  check_target(ur->take1("getl target completion"), gtag, region.segment(), region.data() + goff,
+               glen, "getl");
+  LCI_barrier();
+  EXPECT(LCI_memory_deregister(&rseg) == LCI_OK && rseg == nullptr,
+         "deregistering a deserialized handle");
+  EXPECT(ur->pending() == 0, "LCI_UR_CQ holds extra entries");
+  LCI_barrier();
+}
+
+void part2_garbage() {
+  phase("unparsable serialized segments");
+  char empty[1] = "";
+  char words[] = "this is not a segment";
+  char xs[256];
+  memset(xs, 'x', sizeof(xs) - 1);
+  xs[255] = 0;
+  char* inputs[] = {empty, words, xs};
+  for (char* in : inputs) {
+    LCI_segment_t seg = nullptr;
+    std::string before(in);
+    EXPECT(LCI_segment_deserialize(in, &seg) == LCI_ERR_FATAL,
+           "LCI_segment_deserialize(\"%.20s...\") did not return LCI_ERR_FATAL", in);
+    EXPECT(before == in, "LCI_segment_deserialize modified unparsable input");
+  }
+}
+
+}  // namespace
+
+int main() {
+  harness_init(240);
+  g_me = LCI_RANK;
+  g_n = LCI_NUM_PROCESSES;
+  g_right = (g_me + 1) % g_n;
+  g_left = (g_me + g_n - 1) % g_n;
+  g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  part1_reuse();
+  part2_serialize(mem_kind::registered);
+  part2_serialize(mem_kind::lalloc);
+  part2_garbage();
+  return harness_finish("memory_reuse");
+}
