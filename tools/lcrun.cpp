@@ -23,6 +23,7 @@
 //     killed by signal S), not counting ranks that died of the very signal
 //     lcrun sent them; an abort counts its exit code, LCRUN_TIMEOUT 124, a
 //     signal S to lcrun 128+S, a broken PMI conversation 1.
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -676,8 +677,24 @@ class job {
     }
   }
 
+  // A rank that died without closing its network endpoints leaves libfabric
+  // shared-memory files named after its pid in /dev/shm ("<pid>:..."); a
+  // later process that gets the same pid could not open its own. Only files
+  // of this (dead) child are removed.
+  static void remove_shm_leftovers(pid_t pid) {
+    DIR* dir = opendir("/dev/shm");
+    if (!dir) return;
+    const std::string prefix = std::to_string(static_cast<long>(pid)) + ":";
+    while (dirent* e = readdir(dir)) {
+      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+        unlinkat(dirfd(dir), e->d_name, 0);
+    }
+    closedir(dir);
+  }
+
   void on_exit(int r, int wstatus) {
     rank_state& rs = ranks_[r];
+    if (!(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) remove_shm_leftovers(rs.pid);
     int code = 0;
     std::string how;
     bool ours = false;

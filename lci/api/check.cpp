@@ -174,7 +174,7 @@ LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lb
 }
 
 LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& iov, bool local,
-                        bool allow_null_array) {
+                        bool allow_null_array, bool check_piggy) {
   if (!iov.lbuffers) {
     if (allow_null_array) return LCI_OK;
     return fail(call, "argument %s.lbuffers is NULL", arg);
@@ -182,7 +182,9 @@ LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& io
   if (iov.count < 1 || iov.count > LCI_IOVEC_SIZE)
     return fail(call, "argument %s.count = %d is outside [1, LCI_IOVEC_SIZE = %d]", arg,
                 iov.count, LCI_IOVEC_SIZE);
-  if (iov.piggy_back.length > LCI_get_iovec_piggy_back_size(iov.count))
+  // A putv's remote piggy-back region is a capacity; every other piggy-back
+  // length is what travels and must fit the protocol.
+  if (check_piggy && iov.piggy_back.length > LCI_get_iovec_piggy_back_size(iov.count))
     return fail(call, "argument %s.piggy_back.length = %zu is over %zu for %d buffers", arg,
                 iov.piggy_back.length, LCI_get_iovec_piggy_back_size(iov.count), iov.count);
   bool all_registered = iov.lbuffers[0].segment != nullptr;

@@ -44,7 +44,7 @@ LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbu
 // A remote long buffer: a deserialized segment that covers [address, address+length).
 LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer);
 LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& iov, bool local,
-                        bool allow_null_array);
+                        bool allow_null_array, bool check_piggy = true);
 
 }  // namespace lci::debug
 

@@ -4,6 +4,7 @@
 #include "lci/comp/handler.hpp"
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
+#include "lci/core/runtime.hpp"
 
 using namespace lci;
 
@@ -128,6 +129,8 @@ LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler, LCI_c
   LCI_CHECK(check_out("LCI_handler_create", "completion", completion));
   LCI_CHECK(check_out("LCI_handler_create", "handler", reinterpret_cast<const void*>(handler)));
   auto* h = new comp_handler(handler);
+  // The API has no call that frees a handler: LCI_finalize does.
+  remember_handler(h);
   *completion = static_cast<comp_base*>(h);
   LCI_DEBUG_ONLY(debug::track(*completion, debug::handle_kind::handler));
   return LCI_OK;

@@ -84,13 +84,16 @@ LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
 namespace {
 LCI_error_t put_eager(const char* call, LCI_endpoint_t ep, void* address, size_t length,
                       int rank, LCI_tag_t tag, uintptr_t remote_completion, bool is_short,
-                      LCI_comp_t local_completion, void* user_context) {
+                      LCI_comp_t local_completion, void* user_context,
+                      bool has_local_completion = false) {
   endpoint* e = to_endpoint(ep);
   if (e->cmd_comp_type == LCI_COMPLETION_NONE) local_completion = nullptr;
   trailer tr{0, remote_completion};
   msg_kind kind = is_short ? (remote_completion ? msg_kind::am_short_c : msg_kind::am_short)
                            : (remote_completion ? msg_kind::am_medium_c : msg_kind::am_medium);
-  LCI_error_t rc = send_eager(*e->dev, e, make_imm(kind, e->index, tag), address, length, rank,
+  // Only putmac has a local completion; the other puts are done at return.
+  endpoint* tracked = has_local_completion ? e : nullptr;
+  LCI_error_t rc = send_eager(*e->dev, tracked, make_imm(kind, e->index, tag), address, length, rank,
                               tag, local_completion, user_context,
                               remote_completion ? &tr : nullptr);
   if (rc == LCI_OK) e->issued.add(rank);
@@ -129,7 +132,7 @@ LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   LCI_CHECK(debug::check_port_comp("LCI_putmac", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
   return put_eager("LCI_putmac", ep, buffer.address, buffer.length, rank, tag, remote_completion,
-                   false, local_completion, user_context);
+                   false, local_completion, user_context, true);
 }
 
 namespace {
@@ -137,7 +140,7 @@ LCI_error_t put_to(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t 
                    LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) {
   endpoint* e = to_endpoint(ep);
   trailer tr{reinterpret_cast<uint64_t>(remote_buffer.address), remote_completion};
-  LCI_error_t rc = send_eager(*e->dev, e, make_imm(msg_kind::put_to, e->index, tag),
+  LCI_error_t rc = send_eager(*e->dev, nullptr, make_imm(msg_kind::put_to, e->index, tag),
                               buffer.address, buffer.length, rank, tag, nullptr, nullptr, &tr);
   if (rc == LCI_OK) e->issued.add(rank);
   return rc;
@@ -230,7 +233,7 @@ LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
                      uintptr_t remote_completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_putv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false));
-  LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false));
+  LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false, false));
   LCI_CHECK(local_iovec.count == remote_iovec.count
                 ? LCI_OK
                 : debug::fail("LCI_putv", "the iovecs have %d and %d buffers", local_iovec.count,

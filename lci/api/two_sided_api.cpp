@@ -64,7 +64,7 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   endpoint* e = to_endpoint(ep);
   if (e->cmd_comp_type == LCI_COMPLETION_NONE) completion = nullptr;
   return send_eager(e, msg_kind::medium, buffer.address, buffer.length, rank, tag, completion,
-                    user_context);
+                    user_context, true);
 }
 
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,

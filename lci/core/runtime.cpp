@@ -5,6 +5,7 @@
 
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
+#include "lci/api/check.hpp"
 #include "lci/core/log.hpp"
 #include "lci/core/two_sided.hpp"
 
@@ -14,6 +15,28 @@ runtime* g_runtime = nullptr;
 std::atomic<bool> g_initialized{false};
 
 namespace {
+std::mutex g_handlers_mutex;
+std::vector<comp_handler*>* g_handlers = nullptr;
+}  // namespace
+
+void remember_handler(comp_handler* h) {
+  std::lock_guard<std::mutex> guard(g_handlers_mutex);
+  if (!g_handlers) g_handlers = new std::vector<comp_handler*>;
+  g_handlers->push_back(h);
+}
+
+namespace {
+void free_handlers() {
+  std::lock_guard<std::mutex> guard(g_handlers_mutex);
+  if (!g_handlers) return;
+  for (comp_handler* h : *g_handlers) {
+    debug::untrack(h);
+    delete h;
+  }
+  delete g_handlers;
+  g_handlers = nullptr;
+}
+
 // Live devices by slot, read without a lock by foreign_pool_owner().
 constexpr int max_devices = 64;
 std::atomic<device*> g_device_slots[max_devices];
@@ -172,6 +195,7 @@ void runtime_finalize() {
   // Devices the program did not free go too, LCI_UR_DEVICE last.
   while (!rt.devices.empty()) device_destroy(rt.devices.back());
   LCI_UR_DEVICE = nullptr;
+  free_handlers();
   delete g_runtime;
   g_runtime = nullptr;
 }

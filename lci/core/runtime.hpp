@@ -14,6 +14,7 @@
 
 #include "lci.h"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "lci/comp/handler.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
@@ -47,6 +48,9 @@ extern std::atomic<bool> g_initialized;
 inline endpoint* endpoint_by_index(uint32_t index) {
   return g_runtime->endpoints[index].load(std::memory_order_acquire);
 }
+
+// Handlers live until LCI_finalize (the API has no call that frees one).
+void remember_handler(comp_handler* h);
 
 // Collective operations of the runtime (lci/core/runtime.cpp).
 void runtime_initialize();

@@ -56,9 +56,11 @@ inline device* foreign_pool_owner(const void* address) {
 // Eager send of `length` bytes at `address` (plus a trailer for the kinds
 // that carry one). `comp` (command port; nullptr for none) is signalled when
 // the buffer is the caller's again. Without a completion an LCI buffer is
-// consumed; with one it is kept. `ep` (may be null for LCI's own control
-// messages) counts a packet send as pending for fences.
-inline LCI_error_t send_eager(device& d, endpoint* ep, uint32_t imm, void* address,
+// consumed; with one it is kept. `tracked` (an endpoint, or null) counts a
+// packet send as pending for fences until it completes: only operations with
+// a local completion (sendmc, putmac) are tracked; elemental sends are
+// complete for the caller at return, so the endpoint may go right after.
+inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* address,
                               size_t length, int rank, LCI_tag_t tag, LCI_comp_t comp,
                               void* user_context, const trailer* tr = nullptr) {
   const bool own_buffer = d.owns_packet(address);
@@ -98,15 +100,15 @@ inline LCI_error_t send_eager(device& d, endpoint* ep, uint32_t imm, void* addre
   p->out.comp = comp;
   p->out.user_context = user_context;
   p->out.user_address = address;
-  p->out.ep = ep;
+  p->out.ep = tracked;
   p->out.length = static_cast<uint32_t>(length);
   p->out.rank = rank;
   p->out.tag = static_cast<uint16_t>(tag);
   p->out.keep = own_buffer && comp != nullptr;
-  if (ep) ep->start_local();
+  if (tracked) tracked->start_local();
   if (__builtin_expect(
           d.net->post_send(rank, from, total, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {
-    if (ep) ep->end_local();
+    if (tracked) tracked->end_local();
     if (!own_buffer) d.put_packet(p);
     return LCI_ERR_RETRY;
   }
@@ -117,9 +119,10 @@ inline LCI_error_t send_eager(device& d, endpoint* ep, uint32_t imm, void* addre
 }
 
 inline LCI_error_t send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
-                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context) {
-  LCI_error_t rc = send_eager(*ep->dev, ep, make_imm(kind, ep->index, tag), address, length,
-                              rank, tag, comp, user_context);
+                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context,
+                              bool tracked = false) {
+  LCI_error_t rc = send_eager(*ep->dev, tracked ? ep : nullptr, make_imm(kind, ep->index, tag),
+                              address, length, rank, tag, comp, user_context);
   if (rc == LCI_OK) ep->issued.add(rank);
   return rc;
 }

@@ -203,6 +203,7 @@ std::array<LCI_handler_t, sizeof...(I)> handler_table(std::integer_sequence<int,
 }
 const std::array<LCI_handler_t, k_collectors> g_handlers =
     handler_table(std::make_integer_sequence<int, k_collectors>());
+LCI_comp_t g_handler_objs[k_collectors];
 
 // A completion object of one kind. take(n) collects exactly n requests,
 // driving progress; a synchronizer must be taken in multiples of its threshold.
@@ -218,7 +219,12 @@ class comp {
           if (!g_coll_used[i]) g_coll_used[i] = true, coll_ = i;
         if (coll_ < 0) die("more than %d handler objects alive", k_collectors);
         g_coll[coll_].reqs.clear();
-        OK(LCI_handler_create(LCI_UR_DEVICE, g_handlers[static_cast<size_t>(coll_)], &h_));
+        // The API has no call that frees a handler object: create one per
+        // collector and reuse it (a global keeps it reachable for LeakSanitizer).
+        if (!g_handler_objs[coll_])
+          OK(LCI_handler_create(LCI_UR_DEVICE, g_handlers[static_cast<size_t>(coll_)],
+                                &g_handler_objs[coll_]));
+        h_ = g_handler_objs[coll_];
         break;
       }
       default: die("comp of type %d", static_cast<int>(type));
