@@ -58,26 +58,11 @@ void check(int rc, const char* what) {
   if (rc) fail("%s failed: %s (%d)", what, fi_strerror(-rc), rc);
 }
 
-std::string to_hex(const void* data, size_t len) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < len; ++i) {
-    s.push_back(digits[p[i] >> 4]);
-    s.push_back(digits[p[i] & 15]);
-  }
-  return s;
-}
+std::string to_hex(const void* data, size_t len) { return lci::bootstrap::encode_hex(data, len); }
 
 std::vector<unsigned char> from_hex(const std::string& s) {
-  auto nibble = [](char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    fail("malformed peer address '%s'", std::string(1, c).c_str());
-  };
-  std::vector<unsigned char> out(s.size() / 2);
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+  std::vector<unsigned char> out;
+  if (!lci::bootstrap::decode_hex(s, &out)) fail("malformed peer address '%s'", s.c_str());
   return out;
 }
 

@@ -85,4 +85,33 @@ std::unique_ptr<bootstrap> open() {
   return detail::open_local();
 }
 
+std::string encode_hex(const void* data, size_t length) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(length * 2);
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < length; ++i) {
+    text.push_back(digits[p[i] >> 4]);
+    text.push_back(digits[p[i] & 15]);
+  }
+  return text;
+}
+
+bool decode_hex(const std::string& text, std::vector<unsigned char>* out) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (text.size() % 2) return false;
+  std::vector<unsigned char> bytes(text.size() / 2);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const int hi = nibble(text[2 * i]), lo = nibble(text[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    bytes[i] = static_cast<unsigned char>(hi << 4 | lo);
+  }
+  *out = std::move(bytes);
+  return true;
+}
+
 }  // namespace lci::bootstrap

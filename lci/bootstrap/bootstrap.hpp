@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lci::bootstrap {
 
@@ -41,6 +42,11 @@ class bootstrap {
   // Ends the whole job with an error message (does not return).
   [[noreturn]] virtual void abort(int code, const std::string& message) = 0;
 };
+
+// Binary values (network addresses) travel as lower-case hex.
+std::string encode_hex(const void* data, size_t length);
+// Decodes encode_hex output; false (out untouched) if `text` is not hex.
+bool decode_hex(const std::string& text, std::vector<unsigned char>* out);
 
 // Opens the bootstrap chosen by the environment. Fatal, with a message, if
 // the environment names a launcher that cannot be reached.

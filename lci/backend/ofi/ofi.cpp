@@ -14,30 +14,11 @@ void check(int rc, const char* what) {
   if (rc) fatal("libfabric: %s failed: %s (%d)", what, fi_strerror(-rc), rc);
 }
 
-std::string to_hex(const void* data, size_t len) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(len * 2);
-  auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < len; ++i) {
-    s.push_back(digits[p[i] >> 4]);
-    s.push_back(digits[p[i] & 15]);
-  }
-  return s;
-}
+std::string to_hex(const void* data, size_t len) { return lci::bootstrap::encode_hex(data, len); }
 
 std::vector<unsigned char> from_hex(const std::string& s) {
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  std::vector<unsigned char> out(s.size() / 2);
-  for (size_t i = 0; i < out.size(); ++i) {
-    int hi = nibble(s[2 * i]), lo = nibble(s[2 * i + 1]);
-    if (hi < 0 || lo < 0) fatal("libfabric: malformed peer address \"%s\"", s.c_str());
-    out[i] = static_cast<unsigned char>(hi << 4 | lo);
-  }
+  std::vector<unsigned char> out;
+  if (!lci::bootstrap::decode_hex(s, &out)) fatal("libfabric: malformed peer address \"%s\"", s.c_str());
   return out;
 }
 
