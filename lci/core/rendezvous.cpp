@@ -221,17 +221,22 @@ LCI_error_t send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   } else {
     h.size = op->lbuffer.length;
   }
-  op->id = d.rdv.insert(op);
-  h.send_id = op->id;
+  // Once the RTS has left, another thread's progress may run the whole
+  // rendezvous and free the op: nothing below the send may read it.
+  const int rank = op->rank;
+  const LCI_tag_t tag = op->tag;
+  const uint32_t id = d.rdv.insert(op);
+  op->id = id;
+  h.send_id = id;
   memcpy(bytes.data(), &h, sizeof(h));
   const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
-  LCI_error_t rc = send_eager(d, nullptr, make_imm(kind, ep->index, op->tag), bytes.data(),
-                              bytes.size(), op->rank, op->tag, nullptr, nullptr);
+  LCI_error_t rc = send_eager(d, nullptr, make_imm(kind, ep->index, tag), bytes.data(),
+                              bytes.size(), rank, tag, nullptr, nullptr);
   if (rc != LCI_OK) {
-    d.rdv.erase(op->id);
+    d.rdv.erase(id);
     return rc;
   }
-  ep->issued.add(op->rank);
+  ep->issued.add(rank);
   return LCI_OK;
 }
 

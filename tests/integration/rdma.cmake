@@ -20,11 +20,10 @@ foreach(prov shm tcp)
   # Long transfers split at LCI_MAX_SINGLE_MESSAGE_SIZE=1002 (1 MiB: ~1000 pieces).
   lci_add_launched_test(NAME integration.long_two_sided.split.${prov}.np2 TARGET long_two_sided
     NP 2 PROVIDER ${prov} ARGS --split --quick ENV LCI_MAX_SINGLE_MESSAGE_SIZE=1002 TIMEOUT 300)
-  # Not in the ThreadSanitizer subset (label "threaded") yet: under TSan on
-  # shm, 4 ranks x 4 threads on 2 cores stall past the 60 s wait bound; the
-  # release and ASan builds run it.
+  # 4 ranks x 4 threads mixing short, medium and long traffic; also in the
+  # ThreadSanitizer subset.
   lci_add_launched_test(NAME integration.long_threads.${prov}.np4 TARGET long_threads
-    NP 4 PROVIDER ${prov} ARGS --threads 4 LABELS mixed TIMEOUT 300)
+    NP 4 PROVIDER ${prov} ARGS --threads 4 LABELS threaded TIMEOUT 300)
   foreach(name memory_reuse one_sided_medium one_sided_long one_sided_bad_range iovec fence)
     foreach(np 1 2)
       lci_add_launched_test(NAME integration.${name}.${prov}.np${np} TARGET ${name}

@@ -49,18 +49,21 @@ class ofi_device final {
   void deregister_memory(net::mr& m);
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+    net::annotate_post(this);
     ssize_t rc = fi_injectdata(ep_, buf, len, make_data(imm), addrs_[rank]);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_injectdata", rc);
   }
 
   status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
+    net::annotate_post(this);
     ssize_t rc = fi_senddata(ep_, buf, len, desc, make_data(imm), addrs_[rank], ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_senddata", rc);
   }
 
   status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+    net::annotate_post(this);
     ssize_t rc = fi_recv(ep_, buf, len, desc, FI_ADDR_UNSPEC, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_recv", rc);
@@ -72,6 +75,7 @@ class ofi_device final {
   status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                     uint64_t rkey, void* ctx, bool delivered) {
     if (!delivered) {
+      net::annotate_post(this);
       ssize_t rc = fi_write(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
       if (__builtin_expect(rc == 0, 1)) return status::ok;
       return on_post_error("fi_write", rc);
@@ -86,6 +90,7 @@ class ofi_device final {
     msg.rma_iov = &rma;
     msg.rma_iov_count = 1;
     msg.context = ctx;
+    net::annotate_post(this);
     ssize_t rc = fi_writemsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_writemsg", rc);
@@ -94,6 +99,7 @@ class ofi_device final {
   // RDMA write that also delivers `imm` to the target's completion queue.
   status post_write_imm(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                         uint64_t rkey, uint32_t imm, void* ctx) {
+    net::annotate_post(this);
     ssize_t rc = fi_writedata(ep_, buf, len, desc, make_data(imm), addrs_[rank], raddr, rkey, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_writedata", rc);
@@ -101,6 +107,7 @@ class ofi_device final {
 
   status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
                    void* ctx) {
+    net::annotate_post(this);
     ssize_t rc = fi_read(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_read", rc);
@@ -120,6 +127,8 @@ class ofi_device final {
     constexpr int batch = 16;
     fi_cq_data_entry entries[batch];
     if (max > batch) max = batch;
+    // Before the read: libfabric's progress inside it may write user buffers.
+    net::annotate_poll(this);
     ssize_t n = fi_cq_read(cq_, entries, static_cast<size_t>(max));
     if (n <= 0) {
       if (n == -FI_EAGAIN || n == 0) return 0;
