@@ -7,6 +7,10 @@ packages=(
   build-essential cmake pkg-config git
   libfabric-dev libfabric-bin     # the libfabric backend (shm, tcp providers)
   doctest-dev                     # unit tests
+  iproute2                        # network namespaces for the two-host test
+  mpich openmpi-bin               # launchers: mpiexec.hydra (PMI-1), mpirun.openmpi (PMIx)
+  libpmix-dev                     # the PMIx bootstrap
+  libmpich-dev                    # MPI reference benchmarks
 )
 
 SUDO=""

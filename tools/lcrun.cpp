@@ -2,7 +2,15 @@
 // wire protocol to them, so LCI programs find each other with no other
 // software installed.
 //
-//   lcrun [-n N | -np N] [--] prog [args...]
+//   lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--] prog [args...]
+//
+// With --prefix, each rank is started as `CMD prog args...`, where CMD is
+// split into words like a shell would (quotes, backslashes; no expansion)
+// and {rank}, {host}, {size} and {hosts} in it are replaced per rank; rank r
+// is on host r mod H. The prefix must exec the program in the same process
+// (env, ip netns exec, nsenter, numactl, taskset do): lcrun signals and reaps
+// the pid it forked. PMI_FD is an inherited descriptor, so the PMI channel
+// keeps working in another network namespace.
 //
 // Each rank gets one end of a socketpair as PMI_FD (plus PMI_RANK, PMI_SIZE
 // and LCI_LCRUN=1); stdin/stdout/stderr are inherited, which is all the
@@ -42,6 +50,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <string>
@@ -82,13 +91,23 @@ extern "C" void on_signal(int sig) {
 
 void usage(std::FILE* out) {
   std::fprintf(out,
-               "usage: lcrun [-n N | -np N] [--] prog [args...]\n"
+               "usage: lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--] prog [args...]\n"
                "\n"
                "Starts N copies (ranks) of prog on this machine and serves them the PMI-1\n"
                "protocol (PMI_FD, PMI_RANK, PMI_SIZE) so that they find each other.\n"
                "\n"
-               "  -n N, -np N   number of ranks (default 1, at most %d)\n"
-               "  -h, --help    this text\n"
+               "  -n N, -np N    number of ranks (default 1, at most %d)\n"
+               "  --prefix CMD   start each rank as 'CMD prog args...'. CMD is split into\n"
+               "                 words as a shell would (quotes and backslashes; no variables,\n"
+               "                 no globbing); in each word {rank} becomes the rank, {host} its\n"
+               "                 host index, {size} N and {hosts} H. CMD must exec prog in the\n"
+               "                 same process (env, ip netns exec, nsenter, numactl, taskset\n"
+               "                 do); the PMI channel is an inherited descriptor, so it also\n"
+               "                 works inside another network namespace. Example:\n"
+               "                   lcrun -n 4 --hosts 2 --prefix 'ip netns exec node{host}' prog\n"
+               "  --hosts H      number of host indices for {host} (default 1): rank r gets\n"
+               "                 host r mod H (cyclic: ranks 0 and 1 are on different hosts)\n"
+               "  -h, --help     this text\n"
                "\n"
                "Environment: LCRUN_TIMEOUT=<seconds> ends the job after that long (status 124).\n"
                "Exit status: the worst rank status (128+S for a rank killed by signal S).\n"
@@ -98,9 +117,101 @@ void usage(std::FILE* out) {
 
 struct options {
   int nranks = 1;
+  int nhosts = 1;
+  std::vector<std::string> prefix;  // words of --prefix, placeholders not yet replaced
   std::vector<std::string> command;
   double timeout_s = 0;  // 0: none
 };
+
+// Splits a --prefix into words the way a POSIX shell splits a simple command
+// (blanks separate words; '...' is literal; "..." and \ escape), without any
+// expansion. Returns false with a reason for an unterminated quote.
+bool split_words(const std::string& text, std::vector<std::string>& words, std::string& why) {
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\\') {
+      if (++i == text.size()) {
+        why = "ends with a backslash";
+        return false;
+      }
+      word += text[i];
+    } else if (c == '\'') {
+      std::size_t end = text.find('\'', i + 1);
+      if (end == std::string::npos) {
+        why = "has an unterminated ' quote";
+        return false;
+      }
+      word.append(text, i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      for (++i;; ++i) {
+        if (i >= text.size()) {
+          why = "has an unterminated \" quote";
+          return false;
+        }
+        if (text[i] == '"') break;
+        if (text[i] == '\\' && i + 1 < text.size() &&
+            std::strchr("\"\\$`", text[i + 1]) != nullptr)
+          ++i;
+        word += text[i];
+      }
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return true;
+}
+
+// The placeholders of --prefix; any other {lowercase} is a typo.
+constexpr const char* placeholders[] = {"rank", "host", "size", "hosts"};
+
+// Returns the first unknown {name} in word, or an empty string.
+std::string unknown_placeholder(const std::string& word) {
+  for (std::size_t open = word.find('{'); open != std::string::npos;
+       open = word.find('{', open + 1)) {
+    std::size_t close = word.find('}', open);
+    if (close == std::string::npos) break;
+    std::string name = word.substr(open + 1, close - open - 1);
+    bool is_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || c == '_';
+    });
+    if (!is_name) continue;
+    if (std::find_if(std::begin(placeholders), std::end(placeholders),
+                     [&](const char* p) { return name == p; }) == std::end(placeholders))
+      return "{" + name + "}";
+  }
+  return std::string();
+}
+
+std::string expand_placeholders(const std::string& word, int rank, const options& opts) {
+  const std::string values[] = {std::to_string(rank), std::to_string(rank % opts.nhosts),
+                                std::to_string(opts.nranks), std::to_string(opts.nhosts)};
+  std::string out;
+  for (std::size_t i = 0; i < word.size();) {
+    bool replaced = false;
+    for (std::size_t p = 0; p < std::size(placeholders) && word[i] == '{'; ++p) {
+      const std::string token = std::string("{") + placeholders[p] + "}";
+      if (word.compare(i, token.size(), token) == 0) {
+        out += values[p];
+        i += token.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += word[i++];
+  }
+  return out;
+}
 
 bool parse_count(const char* text, int& out) {
   if (text == nullptr || *text == '\0') return false;
@@ -112,9 +223,34 @@ bool parse_count(const char* text, int& out) {
   return true;
 }
 
+// If argv[i] is one of names, as "-x V" or "-x=V", stores V (advancing i
+// past a separate value) and returns true; name is the spelling matched.
+// missing is set when the option is the last argument.
+bool option_value(int argc, char** argv, int& i, std::initializer_list<const char*> names,
+                  std::string& value, std::string& name, bool& missing) {
+  const std::string arg = argv[i];
+  for (const char* n : names) {
+    const std::string eq = std::string(n) + "=";
+    if (arg == n) {
+      name = n;
+      missing = i + 1 >= argc;
+      if (!missing) value = argv[++i];
+      return true;
+    }
+    if (arg.compare(0, eq.size(), eq) == 0) {
+      name = n;
+      missing = false;
+      value = arg.substr(eq.size());
+      return true;
+    }
+  }
+  return false;
+}
+
 // Returns -1 to go on, or the status lcrun should exit with right away.
 int parse_options(int argc, char** argv, options& opts) {
   int i = 1;
+  bool has_prefix = false, has_hosts = false;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -125,29 +261,63 @@ int parse_options(int argc, char** argv, options& opts) {
       ++i;
       break;
     }
-    std::string value;
-    bool has_value = false;
-    for (const char* name : {"-n", "-np", "--np"}) {
-      std::string eq = std::string(name) + "=";
-      if (arg == name) {
-        if (i + 1 >= argc) {
-          std::fprintf(stderr, "lcrun: %s needs a number\n", name);
-          return 2;
-        }
-        value = argv[++i];
-        has_value = true;
-      } else if (arg.compare(0, eq.size(), eq) == 0) {
-        value = arg.substr(eq.size());
-        has_value = true;
+    std::string value, name;
+    bool missing = false;
+    if (option_value(argc, argv, i, {"-n", "-np", "--np"}, value, name, missing)) {
+      if (missing) {
+        std::fprintf(stderr, "lcrun: %s needs a number\n", name.c_str());
+        return 2;
       }
-      if (has_value) break;
-    }
-    if (has_value) {
       if (!parse_count(value.c_str(), opts.nranks)) {
         std::fprintf(stderr, "lcrun: the number of ranks must be 1 to %d, not '%s'\n", max_ranks,
                      value.c_str());
         return 2;
       }
+      continue;
+    }
+    if (option_value(argc, argv, i, {"--hosts"}, value, name, missing)) {
+      if (missing) {
+        std::fprintf(stderr, "lcrun: --hosts needs a number\n");
+        return 2;
+      }
+      if (!parse_count(value.c_str(), opts.nhosts)) {
+        std::fprintf(stderr, "lcrun: the number of hosts must be 1 to %d, not '%s'\n", max_ranks,
+                     value.c_str());
+        return 2;
+      }
+      has_hosts = true;
+      continue;
+    }
+    if (option_value(argc, argv, i, {"--prefix"}, value, name, missing)) {
+      if (missing) {
+        std::fprintf(stderr, "lcrun: --prefix needs a command\n");
+        return 2;
+      }
+      if (has_prefix) {
+        std::fprintf(stderr, "lcrun: --prefix given twice\n");
+        return 2;
+      }
+      std::string why;
+      opts.prefix.clear();
+      if (!split_words(value, opts.prefix, why)) {
+        std::fprintf(stderr, "lcrun: --prefix '%s' %s\n", value.c_str(), why.c_str());
+        return 2;
+      }
+      if (opts.prefix.empty()) {
+        std::fprintf(stderr, "lcrun: --prefix needs a command, not an empty string\n");
+        return 2;
+      }
+      for (const auto& w : opts.prefix) {
+        std::string bad = unknown_placeholder(w);
+        if (!bad.empty()) {
+          std::fprintf(stderr,
+                       "lcrun: --prefix '%s' has the unknown placeholder %s "
+                       "(known: {rank} {host} {size} {hosts})\n",
+                       value.c_str(), bad.c_str());
+          return 2;
+        }
+      }
+      has_prefix = true;
       continue;
     }
     if (arg.size() > 1 && arg[0] == '-') {
@@ -156,6 +326,10 @@ int parse_options(int argc, char** argv, options& opts) {
       return 2;
     }
     break;
+  }
+  if (has_hosts && !has_prefix) {
+    std::fprintf(stderr, "lcrun: --hosts only numbers the {host} of --prefix; give --prefix too\n");
+    return 2;
   }
   for (; i < argc; ++i) opts.command.emplace_back(argv[i]);
   if (opts.command.empty()) {
@@ -277,15 +451,28 @@ class job {
 
   int run() {
     if (!install_signal_handlers()) return 1;
-    std::string path;
-    if (!find_program(opts_.command[0], path)) {
-      std::fprintf(stderr, "lcrun: cannot find an executable program '%s'\n",
-                   opts_.command[0].c_str());
-      return 127;
+    // Every rank's command line is resolved before the first rank starts, so
+    // a missing program is reported once and nothing has to be cleaned up.
+    std::vector<std::vector<std::string>> commands(static_cast<std::size_t>(opts_.nranks));
+    std::vector<std::string> paths(static_cast<std::size_t>(opts_.nranks));
+    for (std::size_t r = 0; r < commands.size(); ++r) {
+      auto& args = commands[r];
+      for (const auto& w : opts_.prefix)
+        args.push_back(expand_placeholders(w, static_cast<int>(r), opts_));
+      args.insert(args.end(), opts_.command.begin(), opts_.command.end());
+      // With a prefix, prog is found by the prefix command (maybe elsewhere).
+      if (r > 0 && args[0] == commands[r - 1][0]) {
+        paths[r] = paths[r - 1];
+      } else if (!find_program(args[0], paths[r])) {
+        std::fprintf(stderr, "lcrun: cannot find an executable program '%s'%s\n", args[0].c_str(),
+                     opts_.prefix.empty() ? "" : " (the first word of --prefix)");
+        return 127;
+      }
     }
     start_ = steady::now();
     for (int r = 0; r < opts_.nranks; ++r) {
-      if (!start_rank(r, path)) {
+      const auto i = static_cast<std::size_t>(r);
+      if (!start_rank(r, paths[i], commands[i])) {
         raise_status(1);
         terminate();
         break;
@@ -318,7 +505,7 @@ class job {
     return true;
   }
 
-  bool start_rank(int r, const std::string& path) {
+  bool start_rank(int r, const std::string& path, std::vector<std::string> args) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       std::fprintf(stderr, "lcrun: cannot create the PMI socket for rank %d: %s\n", r,
@@ -343,7 +530,6 @@ class job {
     std::vector<char*> envp, argv;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
-    std::vector<std::string> args = opts_.command;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 

@@ -1,11 +1,21 @@
 // open(): picks the bootstrap from the environment, plus the checks shared by
 // all implementations.
 //
-// Choice, first match wins:
-//   LCI_PMI=local|pmi1|lcrun      explicit override;
-//   PMI_FD or PMI_PORT set        pmi1, reported as "lcrun" when lcrun set
-//                                 LCI_LCRUN=1 (same protocol, clearer logs);
-//   otherwise                     local: a job of one process.
+// Choice, first match wins (choose() returns it with the reason):
+//   LCI_PMI=lcrun|pmi1|pmix|local  explicit override; fatal when the named
+//                                  bootstrap is not built or its launcher
+//                                  variables are missing;
+//   PMI_FD or PMI_PORT set         pmi1, reported as "lcrun" when lcrun set
+//                                  LCI_LCRUN=1 (same protocol, clearer logs);
+//   PMIX_RANK and PMIX_NAMESPACE   pmix (Open MPI's mpirun, PRRTE,
+//   set, or any PMIX_SERVER_URI*   srun --mpi=pmix); fatal in a build
+//                                  without PMIx (better than n jobs of one);
+//   otherwise                      local: a job of one process.
+// PMI-1 goes before PMIx because its variables are only ever set for this
+// process by its launcher, whereas PMIX_* may leak from an outer PMIx job
+// into an lcrun or Hydra run started inside it.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,28 +71,98 @@ bool env_set(const char* name) {
 
 bool pmi1_available() { return env_set("PMI_FD") || env_set("PMI_PORT"); }
 
+constexpr bool pmix_built =
+#ifdef LCI_HAVE_PMIX
+    true;
+#else
+    false;
+#endif
+
+// Name of a set PMIX_SERVER_URI* variable (PMIx has one per protocol
+// version: URI2, URI21, URI3, URI4, URI41, ...), or empty.
+std::string pmix_server_uri_variable() {
+  static const char prefix[] = "PMIX_SERVER_URI";
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, prefix, sizeof(prefix) - 1) != 0) continue;
+    const char* eq = std::strchr(*e, '=');
+    if (eq != nullptr && eq[1] != '\0') return std::string(*e, static_cast<std::size_t>(eq - *e));
+  }
+  return {};
+}
+
+// Why the environment looks like a PMIx launch, or empty if it does not.
+std::string pmix_evidence() {
+  if (env_set("PMIX_RANK") && env_set("PMIX_NAMESPACE"))
+    return "PMIX_RANK and PMIX_NAMESPACE are set";
+  std::string uri = pmix_server_uri_variable();
+  if (!uri.empty()) return uri + " is set";
+  return {};
+}
+
 }  // namespace
 
-std::unique_ptr<bootstrap> open() {
+choice choose() {
   const bool under_lcrun = [] {
     const char* v = std::getenv("LCI_LCRUN");
     return v != nullptr && std::strcmp(v, "1") == 0;
   }();
 
   if (env_set("LCI_PMI")) {
-    const std::string choice = std::getenv("LCI_PMI");
-    if (choice == "local") return detail::open_local();
-    if (choice == "lcrun" || choice == "pmi1") {
+    const std::string name = std::getenv("LCI_PMI");
+    const std::string reason = "LCI_PMI=" + name;
+    if (name == "local") return {"local", reason};
+    if (name == "lcrun" || name == "pmi1") {
       if (!pmi1_available())
-        detail::fatal("LCI_PMI=" + choice +
+        detail::fatal(reason +
                       " but neither PMI_FD nor PMI_PORT is set; start the program with "
                       "'lcrun -n N prog' or an MPICH-compatible mpiexec");
-      return detail::open_pmi1(choice == "lcrun" ? "lcrun" : "pmi1");
+      return {name == "lcrun" ? "lcrun" : "pmi1", reason};
     }
-    detail::fatal("LCI_PMI='" + choice + "' is not one of: lcrun, pmi1, local");
+    if (name == "pmix") {
+      if (!pmix_built)
+        detail::fatal(reason + " but LCI was built without PMIx (install PMIx and configure "
+                               "with -DLCI_WITH_PMIX=ON)");
+      if (pmix_evidence().empty())
+        detail::fatal(reason +
+                      " but neither PMIX_RANK/PMIX_NAMESPACE nor PMIX_SERVER_URI* is set; "
+                      "start the program with a PMIx launcher (Open MPI's mpirun, prterun, "
+                      "srun --mpi=pmix)");
+      return {"pmix", reason};
+    }
+    detail::fatal("LCI_PMI='" + name + "' is not one of: lcrun, pmi1, pmix, local");
   }
-  if (pmi1_available()) return detail::open_pmi1(under_lcrun ? "lcrun" : "pmi1");
-  return detail::open_local();
+  if (pmi1_available()) {
+    const char* var = env_set("PMI_FD") ? "PMI_FD" : "PMI_PORT";
+    if (under_lcrun) return {"lcrun", std::string(var) + " and LCI_LCRUN=1 are set"};
+    return {"pmi1", std::string(var) + " is set"};
+  }
+  std::string evidence = pmix_evidence();
+  if (!evidence.empty()) {
+    if (pmix_built) return {"pmix", evidence};
+    // Better a clear stop than n independent one-process jobs.
+    detail::fatal(evidence +
+                  " (a PMIx launcher such as Open MPI's mpirun started this process) but LCI "
+                  "was built without PMIx; rebuild with PMIx, start with lcrun or an "
+                  "MPICH-compatible mpiexec, or set LCI_PMI=local to run as a job of one");
+  }
+  return {"local", "no launcher variables (PMI_FD, PMI_PORT, PMIX_*) are set"};
+}
+
+std::string describe_choice() {
+  choice c = choose();
+  return std::string(c.name) + " (" + c.reason + ")";
+}
+
+const char* built_bootstraps() { return pmix_built ? "lcrun pmi1 pmix local" : "lcrun pmi1 local"; }
+
+std::unique_ptr<bootstrap> open() {
+  const choice c = choose();
+  const std::string name = c.name;
+  if (name == "local") return detail::open_local();
+#ifdef LCI_HAVE_PMIX
+  if (name == "pmix") return detail::open_pmix();
+#endif
+  return detail::open_pmi1(c.name);
 }
 
 std::string encode_hex(const void* data, size_t length) {

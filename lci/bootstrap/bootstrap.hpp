@@ -5,8 +5,10 @@
 // It is used only at set-up and tear-down, never on the data path.
 //
 // Implementations: pmi1 (the PMI-1 wire protocol, spoken by lcrun, MPICH's
-// Hydra and Slurm), local (a job of one process). open() picks one from the
-// environment; LCI_PMI=lcrun|pmi1|local overrides the choice.
+// Hydra and Slurm's --mpi=pmi2), pmix (the PMIx client library: Open MPI's
+// mpirun, PRRTE, srun --mpi=pmix; built only where PMIx is found), local (a
+// job of one process). open() picks one from the environment;
+// LCI_PMI=lcrun|pmi1|pmix|local overrides the choice.
 #pragma once
 
 #include <memory>
@@ -22,7 +24,8 @@ class bootstrap {
   bootstrap(const bootstrap&) = delete;
   bootstrap& operator=(const bootstrap&) = delete;
 
-  // Name of the mechanism, for lci_info and logs: "lcrun", "pmi1", "local".
+  // Name of the mechanism, for lci_info and logs: "lcrun", "pmi1", "pmix",
+  // "local".
   virtual const char* name() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -48,8 +51,23 @@ std::string encode_hex(const void* data, size_t length);
 // Decodes encode_hex output; false (out untouched) if `text` is not hex.
 bool decode_hex(const std::string& text, std::vector<unsigned char>* out);
 
-// Opens the bootstrap chosen by the environment. Fatal, with a message, if
-// the environment names a launcher that cannot be reached.
+// What open() would pick and why, decided from the environment alone (no
+// launcher is contacted), so lci_info and logs can explain the choice.
+struct choice {
+  const char* name;    // as bootstrap::name() will report it
+  std::string reason;  // e.g. "LCI_PMI=pmix", "PMIX_RANK and PMIX_NAMESPACE are set"
+};
+// Fatal, with a message, on a malformed LCI_PMI or one naming a bootstrap
+// that is not built or whose launcher variables are missing.
+choice choose();
+// "name (reason)", the one-line form of choose().
+std::string describe_choice();
+// The bootstraps compiled into this build, space-separated, e.g.
+// "lcrun pmi1 pmix local".
+const char* built_bootstraps();
+
+// Opens the bootstrap chosen by the environment (see choose()). Fatal, with
+// a message, if the environment names a launcher that cannot be reached.
 std::unique_ptr<bootstrap> open();
 
 }  // namespace lci::bootstrap

@@ -26,5 +26,9 @@ int abort_status(int code);
 // `name` is what name() reports: "lcrun" or "pmi1".
 std::unique_ptr<bootstrap> open_pmi1(const char* name);
 std::unique_ptr<bootstrap> open_local();
+#ifdef LCI_HAVE_PMIX
+// Only in builds with PMIx (pmix.cpp is left out of the others).
+std::unique_ptr<bootstrap> open_pmix();
+#endif
 
 }  // namespace lci::bootstrap::detail

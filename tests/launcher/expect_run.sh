@@ -1,19 +1,21 @@
 #!/bin/sh
 # expect_run.sh [--status S | --nonzero] [--max-seconds T] [--stderr REGEX]
-#               [--signal SIG:AFTER] -- command [args...]
+#               [--stdout REGEX] [--signal SIG:AFTER] -- command [args...]
 #
 # Runs a command (normally lcrun ...) and checks how it ended: its exit status
 # (exactly S, or anything but 0), that it took less than T seconds, and that
-# its stderr matches the extended regex REGEX. With --signal, sends SIG to the
-# command AFTER seconds after starting it. Exits 0 when every check holds;
-# otherwise prints what differed and exits 1. The command's stderr is echoed
-# so ctest --output-on-failure shows it.
+# its stderr (and, with --stdout, its stdout) matches the extended regex
+# REGEX. With --signal, sends SIG to the command AFTER seconds after starting
+# it. Exits 0 when every check holds; otherwise prints what differed and
+# exits 1. The command's stdout and stderr are echoed so ctest
+# --output-on-failure shows them.
 set -u
 
 want_status=""
 want_nonzero=0
 max_seconds=""
 stderr_regex=""
+stdout_regex=""
 signal_spec=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -21,6 +23,7 @@ while [ $# -gt 0 ]; do
     --nonzero) want_nonzero=1; shift ;;
     --max-seconds) max_seconds="$2"; shift 2 ;;
     --stderr) stderr_regex="$2"; shift 2 ;;
+    --stdout) stdout_regex="$2"; shift 2 ;;
     --signal) signal_spec="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "expect_run.sh: unknown option $1" >&2; exit 2 ;;
@@ -29,25 +32,27 @@ done
 [ $# -gt 0 ] || { echo "expect_run.sh: no command" >&2; exit 2; }
 
 err_file=$(mktemp "${TMPDIR:-/tmp}/expect_run.XXXXXX") || exit 2
-trap 'rm -f "$err_file"' EXIT
+out_file=$(mktemp "${TMPDIR:-/tmp}/expect_run.XXXXXX") || { rm -f "$err_file"; exit 2; }
+trap 'rm -f "$err_file" "$out_file"' EXIT
 
 start=$(date +%s%N)
 if [ -n "$signal_spec" ]; then
   sig=${signal_spec%%:*}
   after=${signal_spec#*:}
-  "$@" 2>"$err_file" &
+  "$@" >"$out_file" 2>"$err_file" &
   pid=$!
   sleep "$after"
   kill -s "$sig" "$pid" 2>/dev/null
   wait "$pid"
   status=$?
 else
-  "$@" 2>"$err_file"
+  "$@" >"$out_file" 2>"$err_file"
   status=$?
 fi
 end=$(date +%s%N)
 elapsed_ms=$(( (end - start) / 1000000 ))
 
+cat "$out_file"
 cat "$err_file" >&2
 echo "expect_run.sh: exit status $status after ${elapsed_ms} ms" >&2
 
@@ -66,6 +71,10 @@ if [ -n "$max_seconds" ] && [ "$elapsed_ms" -ge $((max_seconds * 1000)) ]; then
 fi
 if [ -n "$stderr_regex" ] && ! grep -Eq -- "$stderr_regex" "$err_file"; then
   echo "expect_run.sh: FAILED: stderr does not match /$stderr_regex/" >&2
+  ok=0
+fi
+if [ -n "$stdout_regex" ] && ! grep -Eq -- "$stdout_regex" "$out_file"; then
+  echo "expect_run.sh: FAILED: stdout does not match /$stdout_regex/" >&2
   ok=0
 fi
 [ "$ok" -eq 1 ]

@@ -1,8 +1,12 @@
-// kvs_check N [name]: opens the bootstrap and checks that it is rank r of N
-// (and, given `name`, that the bootstrap reports that name), that every rank
-// sees every other rank's values after a fence, and that barriers return.
-// Exits 0 on success, 1 with a message naming the mismatch otherwise.
-// Run through lcrun at several N, through mpiexec.hydra, and by hand (N=1).
+// kvs_check N [name [get_missing]]: opens the bootstrap and checks that it is
+// rank r of N (and, given `name`, that the bootstrap reports that name:
+// lcrun, pmi1, pmix, local), that every rank sees every other rank's values
+// after a fence, and that barriers return. Exits 0 on success, 1 with a
+// message naming the mismatch otherwise. With get_missing, every rank then
+// asks its right neighbour for a key nobody put, which must end the job with
+// a message naming the key (the test checks that; reaching the end is a
+// failure). Run through lcrun at several N, through mpiexec.hydra and Open
+// MPI's mpirun (PMIx), and by hand (N=1).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -34,9 +38,10 @@ const std::string long_key(63, 'k');
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: kvs_check N [expected-bootstrap-name]\n");
+    std::fprintf(stderr, "usage: kvs_check N [expected-bootstrap-name [get_missing]]\n");
     return 2;
   }
+  const bool get_missing = argc >= 4 && std::string(argv[3]) == "get_missing";
   const int expected_size = std::atoi(argv[1]);
   auto bs = lci::bootstrap::open();
   const int rank = bs->rank();
@@ -70,6 +75,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 5; ++i) bs->barrier();
 
   if (failures != 0) return 1;
+  if (get_missing) {
+    const std::string got = bs->get((rank + 1) % size, "never_put");
+    std::fprintf(stderr, "kvs_check: FAILED: get of a key nobody put returned '%s'\n",
+                 got.c_str());
+    return 1;
+  }
   std::printf("kvs_check: rank %d of %d (%s) ok\n", rank, size, bs->name());
   return 0;
 }

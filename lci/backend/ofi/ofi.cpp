@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lci/backend/ofi/hints.hpp"
 #include "lci/core/log.hpp"
 
 namespace lci::ofi {
@@ -25,23 +26,7 @@ std::vector<unsigned char> from_hex(const std::string& s) {
 }  // namespace
 
 ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
-  fi_info* hints = fi_allocinfo();
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-  hints->mode = 0;
-  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-                                FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-  hints->domain_attr->threading = FI_THREAD_SAFE;
-  hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-  hints->tx_attr->op_flags = 0;
-  // FI_PROVIDER, if set, is honoured by libfabric itself. Without it, a job
-  // that lives on one machine (lcrun, or a lone process) uses shared memory
-  // rather than whatever network libfabric lists first.
-  std::string boot_name = boot.name();
-  if (!getenv("FI_PROVIDER") && (boot_name == "lcrun" || boot_name == "local"))
-    hints->fabric_attr->prov_name = strdup("shm");
-  int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
-  fi_freeinfo(hints);
+  int rc = get_info(boot.name(), &info_);
   if (rc || !info_)
     fatal("libfabric: no provider offers reliable datagram endpoints with send/recv and RMA "
           "(fi_getinfo: %s); check FI_PROVIDER", fi_strerror(-rc));

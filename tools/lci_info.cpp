@@ -1,0 +1,229 @@
+// lci_info: what LCI would use here, and why.
+//
+// Starts LCI like any program (so it works by hand, under lcrun and under
+// mpirun/srun/mpiexec, and proves that the launcher and the network come
+// up), then rank 0 prints a `key: value` report (or JSON with --json):
+// which bootstrap and why, which backend, the libfabric provider, fabric
+// and domain with their limits, and LCI's effective limits.
+//
+// How it reaches internals: the bootstrap choice comes from
+// lci::bootstrap::choose() (lci_bootstrap, decided from the environment
+// alone, exactly as LCI_initialize decides it); the provider comes from the
+// same fi_getinfo query the ofi backend makes (lci/backend/ofi/hints.cpp,
+// compiled in); LCI's limits are the globals of lci.h, read after
+// LCI_initialize has parsed the environment.
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lci.h"
+#include "lci/backend/ofi/hints.hpp"
+#include "lci/bootstrap/bootstrap.hpp"
+
+namespace {
+
+const char usage[] =
+    "usage: lci_info [--json] [--help]\n"
+    "\n"
+    "Prints what LCI would use when started this way: the bootstrap (and why it\n"
+    "was chosen), the network backend, the libfabric provider, fabric and domain\n"
+    "with their limits, and LCI's effective limits after reading LCI_* variables.\n"
+    "Run it by hand, or under a launcher to check that launcher:\n"
+    "  lci_info                     rank 0 of 1 (local bootstrap)\n"
+    "  lcrun -n 2 lci_info          PMI-1 through lcrun\n"
+    "  mpirun -n 2 lci_info         PMIx (Open MPI), or PMI-1 (MPICH's Hydra)\n"
+    "  srun --mpi=pmix -n 2 lci_info\n"
+    "Only rank 0 prints. Environment: LCI_PMI=lcrun|pmi1|pmix|local forces the\n"
+    "bootstrap; FI_PROVIDER restricts libfabric's providers.\n"
+    "\n"
+    "  --json   print one JSON object instead of key: value lines\n"
+    "  --help   print this text\n";
+
+// The report, in print order. Numbers stay unquoted in JSON.
+class report {
+ public:
+  void text(const std::string& key, const std::string& value) {
+    rows_.push_back({key, value, false});
+  }
+  void number(const std::string& key, unsigned long long value) {
+    rows_.push_back({key, std::to_string(value), true});
+  }
+  void number(const std::string& key, long long value) {
+    rows_.push_back({key, std::to_string(value), true});
+  }
+  void number(const std::string& key, int value) { number(key, static_cast<long long>(value)); }
+
+  void print_text(FILE* out) const {
+    std::size_t width = 0;
+    for (const row& r : rows_) width = std::max(width, r.key.size());
+    for (const row& r : rows_)
+      std::fprintf(out, "%s:%*s %s\n", r.key.c_str(), static_cast<int>(width - r.key.size()), "",
+                   r.value.c_str());
+  }
+
+  void print_json(FILE* out) const {
+    std::fprintf(out, "{\n");
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      const row& r = rows_[i];
+      std::fprintf(out, "  %s: %s%s\n", quote(r.key).c_str(),
+                   r.is_number ? r.value.c_str() : quote(r.value).c_str(),
+                   i + 1 < rows_.size() ? "," : "");
+    }
+    std::fprintf(out, "}\n");
+  }
+
+ private:
+  struct row {
+    std::string key, value;
+    bool is_number;
+  };
+
+  static std::string quote(const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out + "\"";
+  }
+
+  std::vector<row> rows_;
+};
+
+std::string version_string(uint32_t v) {
+  return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
+
+// libfabric's names for the mr_mode bits, e.g. "FI_MR_LOCAL | FI_MR_ENDPOINT".
+std::string mr_mode_string(int mr_mode) {
+  if (mr_mode == 0) return "0 (none)";
+  const char* names = fi_tostr(&mr_mode, FI_TYPE_MR_MODE);
+  std::string s = names ? names : "";
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  return s.empty() ? std::to_string(mr_mode) : s;
+}
+
+// The libfabric backend: the provider the ofi device opens (the first that
+// fi_getinfo returns for the backend's hints) and what it offers.
+void describe_ofi(report& r, const char* bootstrap_name) {
+  const uint32_t runtime_version = fi_version();
+  r.text("libfabric.version", version_string(runtime_version));
+  r.text("libfabric.header_version",
+         version_string(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)));
+  r.text("libfabric.api_requested", version_string(lci::ofi::api_version));
+
+  fi_info* info = nullptr;
+  int rc = lci::ofi::get_info(bootstrap_name, &info);
+  if (rc != 0 || info == nullptr) {
+    r.text("ofi.provider", std::string("none (fi_getinfo: ") + fi_strerror(-rc) + ")");
+    return;
+  }
+  const fi_info& i = *info;
+  r.text("ofi.provider", i.fabric_attr->prov_name ? i.fabric_attr->prov_name : "?");
+  r.text("ofi.provider_version", version_string(i.fabric_attr->prov_version));
+  r.text("ofi.fabric", i.fabric_attr->name ? i.fabric_attr->name : "?");
+  r.text("ofi.domain", i.domain_attr->name ? i.domain_attr->name : "?");
+  r.number("ofi.inject_size", static_cast<unsigned long long>(i.tx_attr->inject_size));
+  r.number("ofi.max_msg_size", static_cast<unsigned long long>(i.ep_attr->max_msg_size));
+  r.number("ofi.tx_queue_size", static_cast<unsigned long long>(i.tx_attr->size));
+  r.number("ofi.rx_queue_size", static_cast<unsigned long long>(i.rx_attr->size));
+  r.number("ofi.cq_data_size", static_cast<unsigned long long>(i.domain_attr->cq_data_size));
+  r.number("ofi.iov_limit", static_cast<unsigned long long>(i.tx_attr->iov_limit));
+  r.text("ofi.mr_mode", mr_mode_string(i.domain_attr->mr_mode));
+  // The other providers that would qualify, in libfabric's order of
+  // preference (FI_PROVIDER=name picks one of them).
+  std::string others;
+  for (const fi_info* p = i.next; p != nullptr; p = p->next) {
+    const char* name = p->fabric_attr->prov_name ? p->fabric_attr->prov_name : "?";
+    if (std::strcmp(name, i.fabric_attr->prov_name ? i.fabric_attr->prov_name : "?") == 0) continue;
+    if (others.find(std::string(name) + " ") == 0 ||
+        others.find(" " + std::string(name) + " ") != std::string::npos)
+      continue;
+    others += std::string(name) + " ";
+  }
+  if (!others.empty()) others.pop_back();
+  r.text("ofi.other_providers", others.empty() ? "(none)" : others);
+  fi_freeinfo(info);
+}
+
+void describe_lci(report& r) {
+  r.text("lci.version", std::to_string(LCI_VERSION_MAJOR) + "." +
+                            std::to_string(LCI_VERSION_MINOR) + "." +
+                            std::to_string(LCI_VERSION_PATCH));
+  r.number("lci.num_processes", LCI_NUM_PROCESSES);
+  r.number("LCI_SHORT_SIZE", LCI_SHORT_SIZE);
+  r.number("LCI_MEDIUM_SIZE", LCI_MEDIUM_SIZE);
+  r.number("LCI_PACKET_SIZE", LCI_PACKET_SIZE);
+  r.number("LCI_MAX_SINGLE_MESSAGE_SIZE",
+           static_cast<unsigned long long>(LCI_MAX_SINGLE_MESSAGE_SIZE));
+  r.number("LCI_MAX_TAG", LCI_MAX_TAG);
+  r.number("LCI_IOVEC_SIZE", LCI_IOVEC_SIZE);
+  r.number("LCI_SERVER_NUM_PKTS", LCI_SERVER_NUM_PKTS);
+  r.number("LCI_SERVER_MAX_RECVS", LCI_SERVER_MAX_RECVS);
+  r.number("LCI_DEFAULT_QUEUE_LENGTH", LCI_DEFAULT_QUEUE_LENGTH);
+  r.number("LCI_MAX_QUEUE_LENGTH", LCI_MAX_QUEUE_LENGTH);
+  r.number("LCI_DEFAULT_TABLE_LENGTH", LCI_DEFAULT_TABLE_LENGTH);
+  r.number("LCI_MAX_ENDPOINTS", LCI_MAX_ENDPOINTS);
+  r.number("LCI_NUM_DEVICES", LCI_NUM_DEVICES);
+  r.text("LCI_RDV_PROTOCOL", LCI_RDV_PROTOCOL == LCI_RDV_WRITE ? "write" : "writeimm");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--json")) {
+      json = true;
+      continue;
+    }
+    std::fprintf(stderr, "lci_info: unknown option '%s'\n%s", argv[i], usage);
+    return 2;
+  }
+
+  // Decided before LCI_initialize, from the same environment it reads; a bad
+  // LCI_PMI stops here with the same message LCI_initialize would give.
+  const lci::bootstrap::choice boot = lci::bootstrap::choose();
+
+  if (LCI_initialize() != LCI_OK) {
+    std::fprintf(stderr, "lci_info: LCI_initialize failed\n");
+    return 1;
+  }
+  if (LCI_RANK == 0) {
+    report r;
+    r.text("bootstrap", boot.name);
+    r.text("bootstrap.reason", boot.reason);
+    r.text("bootstrap.built", lci::bootstrap::built_bootstraps());
+    // One backend per build for now. A verbs backend (lci/backend/ibv)
+    // will add its own describe_ibv() here, selected the same way
+    // lci/backend/backend.hpp selects the backend.
+    r.text("backend", "ofi");
+    describe_ofi(r, boot.name);
+    describe_lci(r);
+    if (json)
+      r.print_json(stdout);
+    else
+      r.print_text(stdout);
+    std::fflush(stdout);
+  }
+  LCI_finalize();
+  return 0;
+}
