@@ -11,6 +11,7 @@ packages=(
   mpich openmpi-bin               # launchers: mpiexec.hydra (PMI-1), mpirun.openmpi (PMIx)
   libpmix-dev                     # the PMIx bootstrap
   libmpich-dev                    # MPI reference benchmarks
+  libtbb-dev libboost-context-dev # task-runtime waiting (oneTBB, fibers) and examples
 )
 
 SUDO=""

@@ -44,7 +44,8 @@ run_suite() {   # name, ctest args, cmake args...
 mkdir -p "$root"
 export FI_TCP_IFACE=lo
 run_suite release "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
+  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_suite asan-ubsan "" -DCMAKE_BUILD_TYPE=Debug -DLCI_DEBUG=ON -DLCI_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   run_suite tsan "-L threaded" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCI_SANITIZE=thread
