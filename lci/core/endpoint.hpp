@@ -73,8 +73,24 @@ struct endpoint {
   std::unique_ptr<std::atomic<uint64_t>[]> gfence_issued;
   uint32_t gfence_my_round = 0;
 
+  // LCI_endpoint_free may come while sends from the endpoint are still in
+  // flight (legal: they complete into their own completion objects). The
+  // endpoint then retires instead of being deleted: `retired` is added to
+  // `pending`, and whichever of the free and the last end_local() sees the
+  // count reach exactly `retired` deletes it.
+  static constexpr int64_t retired = int64_t{1} << 62;
+
   void start_local() { pending.fetch_add(1, std::memory_order_relaxed); }
-  void end_local() { pending.fetch_sub(1, std::memory_order_release); }
+  void end_local() {
+    // acq_rel: the deleting thread must see every other thread's last use.
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == retired + 1) delete this;
+  }
+  // Operations started here and not yet complete locally (LCI_fence_wait).
+  int64_t in_flight() const { return pending.load(std::memory_order_acquire) & (retired - 1); }
+  // Deletes the endpoint now, or when its last operation completes.
+  void retire() {
+    if (pending.fetch_add(retired, std::memory_order_acq_rel) == 0) delete this;
+  }
 };
 
 }  // namespace lci

@@ -18,7 +18,7 @@ namespace lci {
 
 void fence_wait(endpoint* ep) {
   device& d = *ep->dev;
-  while (ep->pending.load(std::memory_order_acquire) > 0) d.progress();
+  while (ep->in_flight() > 0) d.progress();
 }
 
 void on_gfence(device& d, packet* p) {

@@ -124,7 +124,7 @@ endpoint* endpoint_create(device* d, const plist& p) {
 void endpoint_destroy(endpoint* ep) {
   g_runtime->endpoints[ep->index].store(nullptr, std::memory_order_release);
   ep->magic = 0;
-  delete ep;
+  ep->retire();
 }
 
 void runtime_barrier() { runtime_barrier_with(*g_runtime->barrier_ep->dev); }
