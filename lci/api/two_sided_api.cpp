@@ -91,7 +91,7 @@ LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t co
 LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) {
   LCI_CHECK(debug::check_device("LCI_mbuffer_alloc", device));
   LCI_CHECK(mbuffer ? LCI_OK : debug::fail("LCI_mbuffer_alloc", "argument mbuffer is NULL"));
-  packet* p = reinterpret_cast<lci::device*>(device)->get_packet();
+  packet* p = reinterpret_cast<lci::device*>(device)->get_send_packet();
   if (!p) return LCI_ERR_RETRY;
   mbuffer->address = p->payload();
   mbuffer->length = static_cast<size_t>(LCI_MEDIUM_SIZE);

@@ -152,6 +152,22 @@ bool device::refill_receives() {
   return did;
 }
 
+packet* device::get_send_packet_slow(packet* p) {
+  // Receives first: a packet freed while receives are missing re-posts one,
+  // so that sends (whose packets may wait for the peer's receives) can never
+  // hold every packet of both sides while neither has a receive posted.
+  do {
+    int want = recv_deficit.load(std::memory_order_relaxed);
+    if (want <= 0) return p;
+    if (recv_deficit.compare_exchange_weak(want, want - 1, std::memory_order_relaxed))
+      post_recv_packet(p);
+    else
+      continue;
+    p = get_packet();
+  } while (p != nullptr);
+  return nullptr;
+}
+
 net::status send_control_now(device& d, int rank, uint32_t imm, const void* data,
                              size_t length) {
   return send_eager(d, nullptr, imm, const_cast<void*>(data), length, rank, 0, nullptr,

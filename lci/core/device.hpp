@@ -124,6 +124,14 @@ struct device {
     return static_cast<const char*>(p) >= slab && static_cast<const char*>(p) < slab + slab_bytes;
   }
   packet* get_packet() { return static_cast<packet*>(packets->get()); }
+  // A packet for a send or LCI_mbuffer_alloc: while receive packets are
+  // missing (recv_deficit), free packets re-post receives first.
+  packet* get_send_packet() {
+    packet* p = get_packet();
+    if (__builtin_expect(p != nullptr && recv_deficit.load(std::memory_order_relaxed) > 0, 0))
+      return get_send_packet_slow(p);
+    return p;
+  }
   void put_packet(packet* p) { packets->put(p); }
 
   recv_ctx* get_ctx() {
@@ -150,6 +158,7 @@ struct device {
 
   // One pass of the progress engine; true if it did any work.
   bool progress();
+  packet* get_send_packet_slow(packet* p);
 
  private:
   void post_initial_receives();

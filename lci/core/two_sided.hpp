@@ -90,7 +90,7 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
     p = static_cast<packet*>(d.packets->packet_of(address));
     from = static_cast<char*>(address);
   } else {
-    p = d.get_packet();
+    p = d.get_send_packet();
     if (__builtin_expect(p == nullptr, 0)) return LCI_ERR_RETRY;
     memcpy(p->payload(), address, length);
     from = p->payload();
