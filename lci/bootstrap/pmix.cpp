@@ -185,9 +185,17 @@ class pmix final : public bootstrap {
     if (initialized_) {
       // Asks the server to end the whole job. It usually kills us before
       // returning; if it returns (or the server ignores us), wait a little
-      // so the job still ends as an abort, then exit by ourselves.
-      pmix_status_t rc = PMIx_Abort(status, message.c_str(), nullptr, 0);
-      if (rc == PMIX_SUCCESS) std::this_thread::sleep_for(std::chrono::milliseconds(abort_wait_ms));
+      // so the job still ends as an abort, then exit by ourselves. PMIx_Abort
+      // may also block without an answer (seen with Open MPI 4.1 under
+      // load): a watchdog thread bounds the whole attempt.
+      std::thread([status] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(abort_wait_ms));
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(status);
+      }).detach();
+      PMIx_Abort(status, message.c_str(), nullptr, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 * abort_wait_ms));
     }
     std::fflush(stdout);
     std::fflush(stderr);
