@@ -23,6 +23,13 @@
 // consumers (pop, wait) at once. push never blocks; it fails when the cell it
 // needs is still held, i.e. the queue is full (or the consumer of that cell
 // has claimed but not yet copied it out). len() is a snapshot.
+//
+// Waiting: wait() and wait_multiple() block under the waiting policy
+// (lci/wait/parking.hpp). A push publishes its cell with a seq_cst store (an
+// xchg instead of a mov on x86) and then checks the parking lot with one
+// seq_cst load, waking one parked consumer if there is any: the Dekker pair
+// described in parking.hpp. One wake per push suffices: a woken consumer
+// re-checks, and a request it does not take is left for a later wake.
 #pragma once
 
 #include <atomic>
@@ -33,6 +40,7 @@
 #include "lci.h"
 #include "lci/comp/comp.hpp"
 #include "lci/comp/wait.hpp"
+#include "lci/wait/parking.hpp"
 
 namespace lci {
 
@@ -67,7 +75,12 @@ class comp_queue : public comp_base {
         if (tail_.compare_exchange_weak(pos, pos + 1,
                                         std::memory_order_relaxed)) {
           c.req = r;
-          c.seq.store(pos + 1, std::memory_order_release);
+          // release (as part of seq_cst): publishes the request to its
+          // consumer; seq_cst: orders it before the parking-lot check.
+          c.seq.store(pos + 1, std::memory_order_seq_cst);
+          // The consumer may free the queue now; unpark_one only uses the
+          // address as a key.
+          unpark_one(this);
           return true;
         }
         // pos was reloaded by the failed CAS.
@@ -146,16 +159,19 @@ class comp_queue : public comp_base {
 
   // Blocks until one request is popped into *out.
   void wait(LCI_request_t* out) noexcept {
-    wait_until([&] { return pop(out); });
+    block_until(this, [&] { return pop(out); }, &has_ready_cell, this);
   }
 
   // Blocks until exactly n requests were popped into out[0..n-1].
   void wait_multiple(size_t n, LCI_request_t* out) noexcept {
     size_t got = 0;
-    wait_until([&] {
-      got += pop_multiple(n - got, out + got);
-      return got == n;
-    });
+    block_until(
+        this,
+        [&] {
+          got += pop_multiple(n - got, out + got);
+          return got == n;
+        },
+        &has_ready_cell, this);
   }
 
  private:
@@ -165,6 +181,15 @@ class comp_queue : public comp_base {
     std::atomic<size_t> seq;
     LCI_request_t req;
   };
+
+  // The parking lot's non-consuming re-check: the head cell is written, or
+  // head_ moved on meanwhile (true errs on the side of re-checking).
+  static bool has_ready_cell(const void* self) noexcept {
+    auto* q = static_cast<const comp_queue*>(self);
+    const size_t pos = q->head_.load(std::memory_order_acquire);
+    const size_t seq = q->cells_[pos & q->mask_].seq.load(std::memory_order_acquire);
+    return static_cast<intptr_t>(seq - (pos + 1)) >= 0;
+  }
 
   static size_t round_capacity(size_t n) noexcept {
     size_t c = 2;  // a 1-cell ring cannot tell "full" from "free"

@@ -22,6 +22,12 @@
 // a program error (debug assert); signals of the next round must happen
 // after the test/wait that consumed the previous trigger.
 //
+// Waiting: wait() blocks under the waiting policy (lci/wait/parking.hpp).
+// The signal that triggers the object publishes with a seq_cst fetch_add (on
+// x86 the same locked instruction as a release one) and then checks the
+// parking lot for waiters with one seq_cst load: the Dekker pair described in
+// parking.hpp. Signals that do not trigger skip the check.
+//
 // Threads: any number of signallers (progress threads, LCI_sync_signal) and
 // testers/waiters at once.
 #pragma once
@@ -33,6 +39,7 @@
 #include "lci.h"
 #include "lci/comp/comp.hpp"
 #include "lci/comp/wait.hpp"
+#include "lci/wait/parking.hpp"
 
 namespace lci {
 
@@ -53,6 +60,7 @@ class comp_sync : public comp_base {
 
   // Records one signal carrying r (returned verbatim by test/wait).
   void signal(const LCI_request_t& r) noexcept {
+    const int k = threshold_;  // read before publishing (see below)
     int t = 0;
     if (threshold_ > 1) {
       // acquire: see the file comment (the previous round's copy-out of this
@@ -61,11 +69,14 @@ class comp_sync : public comp_base {
       assert(t < threshold_ && "synchronizer signalled more than its threshold");
     }
     slots_[t] = r;
-    // release: publishes slots_[t] to the tester that reads published_ == k.
-    const int before = published_.fetch_add(1, std::memory_order_release);
-    assert(before >= 0 && before < threshold_ &&
-           "synchronizer signalled more than its threshold");
-    (void)before;
+    // release (as part of seq_cst): publishes slots_[t] to the tester that
+    // reads published_ == k; seq_cst: orders the publication before the
+    // parking-lot check below (see the file comment).
+    const int before = published_.fetch_add(1, std::memory_order_seq_cst);
+    assert(before >= 0 && before < k && "synchronizer signalled more than its threshold");
+    // Do not touch *this after the fetch_add: a waiter that sees the trigger
+    // may free the object. unpark_all only uses the address as a key.
+    if (before + 1 == k) unpark_all(this);
   }
 
   // If triggered: copies the k requests in ticket order to out[0..k-1]
@@ -89,11 +100,18 @@ class comp_sync : public comp_base {
 
   // Blocks until triggered, then acts as a successful test().
   void wait(LCI_request_t* out) noexcept {
-    wait_until([&] { return test(out); });
+    block_until(this, [&] { return test(out); }, &is_triggered, this);
   }
 
  private:
   static constexpr int consuming = -1;
+
+  // The parking lot's non-consuming re-check (acquire: pairs with the
+  // signallers' publication, after the waiter's seq_cst fence).
+  static bool is_triggered(const void* self) noexcept {
+    auto* s = static_cast<const comp_sync*>(self);
+    return s->published_.load(std::memory_order_acquire) == s->threshold_;
+  }
 
   // Read-only after construction; shares the line with comp_base.
   const int threshold_;

@@ -1,14 +1,12 @@
-// Waiting: how a thread spends the time until a condition holds.
+// Spinning building blocks: cpu_relax(), an exponential backoff, a spin
+// lock, and wait_until() (spin with backoff, then yield). They serve short
+// waits (contended spin locks, a queue slot in transit) and the
+// LCIX_WAIT_SPIN policy. Blocking waits on completion objects
+// (LCI_queue_wait, LCI_sync_wait) go through the waiting policy in
+// lci/wait/parking.hpp instead (futex, fibers, oneTBB).
 //
-// Every blocking wait in LCI (LCI_queue_wait, LCI_sync_wait, contended spin
-// locks) goes through wait_until() or a backoff object, so that the waiting
-// policy can be swapped in one place (a futex-sleeping policy for OS threads,
-// a yield to the scheduler for user-level fibers or resumable tasks).
-//
-// The current policy spins with a pause instruction, doubling the number of
-// pauses per round up to a bound, then yields the processor on every further
-// round. Constructing a backoff is free (one int), so the fast path of a
-// caller that never waits pays nothing.
+// Constructing a backoff is free (one int), so the fast path of a caller
+// that never waits pays nothing.
 #pragma once
 
 #include <atomic>

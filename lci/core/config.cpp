@@ -10,6 +10,7 @@
 
 #include "lci.h"
 #include "lci/core/log.hpp"
+#include "lci/wait/parking.hpp"
 
 // ---- globals of lci.h (constant after LCI_initialize) ----------------------
 int LCI_NUM_PROCESSES = 1;
@@ -45,7 +46,9 @@ uint64_t LCI_BACKEND_TRY_LOCK_MODE = 0, LCI_DEVICE_LOCK_MODE = 0;
 namespace lci {
 namespace {
 
-enum class kind { integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, string };
+enum class kind {
+  integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, string, wait_policy
+};
 
 struct entry {
   const char* name;
@@ -84,6 +87,8 @@ entry table[] = {
     {"LCI_ENABLE_PRG_NET_ENDPOINT", kind::boolean, &LCI_ENABLE_PRG_NET_ENDPOINT, 1, "accepted, no effect"},
     {"LCI_SEND_SLOW_DOWN_USEC", kind::integer, &LCI_SEND_SLOW_DOWN_USEC, 0, "accepted, no effect"},
     {"LCI_RECV_SLOW_DOWN_USEC", kind::integer, &LCI_RECV_SLOW_DOWN_USEC, 0, "accepted, no effect"},
+    // Only when set: otherwise LCIX_set_wait_policy's choice (default threads) stays.
+    {"LCI_WAIT_POLICY", kind::wait_policy, nullptr, 0, "threads|spin|fibers|tbb (waits in LCI_sync_wait, LCI_queue_wait)"},
     {"LCI_RDV_PROTOCOL", kind::rdv, &LCI_RDV_PROTOCOL, LCI_RDV_WRITEIMM, "write|writeimm"},
     {"LCI_BACKEND_TRY_LOCK_MODE", kind::try_lock_mode, &LCI_BACKEND_TRY_LOCK_MODE, 0, "accepted, no effect"},
     {"LCI_DEVICE_LOCK_MODE", kind::device_lock_mode, &LCI_DEVICE_LOCK_MODE, 0, "accepted, no effect"},
@@ -165,6 +170,14 @@ void apply(entry& e, const char* value) {
     case kind::string:
       *static_cast<std::string*>(e.target) = value;
       break;
+    case kind::wait_policy: {
+      static const struct { const char* word; LCIX_wait_policy_t policy; } words[] = {
+          {"threads", LCIX_WAIT_THREADS}, {"spin", LCIX_WAIT_SPIN},
+          {"fibers", LCIX_WAIT_FIBERS}, {"tbb", LCIX_WAIT_TBB}};
+      for (auto& w : words)
+        if (!strcmp(value, w.word)) { wait_policy_set(w.policy); return; }
+      bad_value(e.name, value, "threads, spin, fibers or tbb");
+    }
   }
 }
 
@@ -178,6 +191,7 @@ void set_default(entry& e) {
     case kind::device_lock_mode: *static_cast<uint64_t*>(e.target) = static_cast<uint64_t>(e.deflt); break;
     case kind::log_level: log_set_level(static_cast<log_level>(e.deflt)); break;
     case kind::string: static_cast<std::string*>(e.target)->clear(); break;
+    case kind::wait_policy: break;  // see the table
   }
 }
 

@@ -300,6 +300,63 @@ LCI_API LCI_error_t LCI_fence_wait(LCI_endpoint_t ep);
 LCI_API LCI_error_t LCI_gfence_wait(LCI_endpoint_t ep);
 LCI_API LCI_error_t LCI_progress(LCI_device_t device);
 
+/* ==== Extensions (LCIX_*): not part of the LCI 1.7 API ====================
+ *
+ * Waiting policies. LCI_sync_wait, LCI_queue_wait and LCI_queue_wait_multiple
+ * do not drive progress: they block until another thread (LCI_progress,
+ * LCI_sync_signal, a posting call) delivers the completion. How the waiter
+ * spends that time is the waiting policy:
+ *   LCIX_WAIT_THREADS  (default) spin a few microseconds, then sleep on a
+ *                      futex; a sleeping waiter uses no CPU.
+ *   LCIX_WAIT_SPIN     spin with backoff and sched_yield, never sleep (the
+ *                      behaviour of LCI 1.7.9).
+ *   LCIX_WAIT_FIBERS   a waiter running on an LCIX fiber (see below) is
+ *                      switched out and made ready again by the completion;
+ *                      its worker thread runs other fibers meanwhile.
+ *   LCIX_WAIT_TBB      a waiter running inside a oneTBB task (or an
+ *                      arena.execute) is suspended with tbb::task::suspend and
+ *                      resumed by the completion.
+ * Under FIBERS or TBB, a waiter that is not running on a fiber / inside a
+ * TBB arena falls back to THREADS. LCI_initialize reads the environment
+ * variable LCI_WAIT_POLICY=threads|spin|fibers|tbb (a malformed value is
+ * fatal); without it the policy is left as it was. LCIX_set_wait_policy may be
+ * called at any time, also before LCI_initialize; a wait already blocked
+ * keeps the policy it started with. */
+typedef enum {
+  LCIX_WAIT_THREADS = 0,
+  LCIX_WAIT_SPIN = 1,
+  LCIX_WAIT_FIBERS = 2,
+  LCIX_WAIT_TBB = 3
+} LCIX_wait_policy_t;
+
+/* LCI_ERR_FATAL for a value outside the enumeration. */
+LCI_API LCI_error_t LCIX_set_wait_policy(LCIX_wait_policy_t policy);
+LCI_API LCIX_wait_policy_t LCIX_get_wait_policy(void);
+
+/* Fiber pools: user-level threads on Boost.Context, for LCIX_WAIT_FIBERS.
+ * A pool owns `nthreads` worker threads (OS threads) and a ready queue; idle
+ * workers sleep on a condition variable. Each fiber has a 64 KiB stack, so
+ * tens of thousands fit. A fiber runs fn(arg) to completion; it may call any
+ * LCI function, and its waits (under LCIX_WAIT_FIBERS) switch it out instead
+ * of blocking its worker. Fibers must not block their worker in other ways
+ * for long (mutexes held across waits, sleep()).
+ *   LCIX_fiber_pool_create  starts the workers (nthreads >= 1).
+ *   LCIX_fiber_spawn        makes a new fiber ready; callable from any thread,
+ *                           including a fiber of the pool.
+ *   LCIX_fiber_yield        from a fiber: lets the other ready fibers run
+ *                           (LCI_ERR_RETRY when not called from a fiber).
+ *   LCIX_fiber_pool_join    blocks (as an OS thread) until every fiber spawned
+ *                           so far has returned; must not be called from a
+ *                           fiber of the same pool.
+ *   LCIX_fiber_pool_free    joins, stops the workers, frees the pool and sets
+ *                           *pool to NULL. */
+typedef struct LCIX_fiber_pool_s* LCIX_fiber_pool_t;
+LCI_API LCI_error_t LCIX_fiber_pool_create(int nthreads, LCIX_fiber_pool_t* pool);
+LCI_API LCI_error_t LCIX_fiber_spawn(LCIX_fiber_pool_t pool, void (*fn)(void*), void* arg);
+LCI_API LCI_error_t LCIX_fiber_yield(void);
+LCI_API LCI_error_t LCIX_fiber_pool_join(LCIX_fiber_pool_t pool);
+LCI_API LCI_error_t LCIX_fiber_pool_free(LCIX_fiber_pool_t* pool);
+
 #ifdef __cplusplus
 }
 #endif
