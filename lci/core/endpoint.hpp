@@ -5,8 +5,8 @@
 // endpoint that have not completed locally (packet sends, rendezvous, RDMA);
 // LCI_fence_wait waits for it to drain. For LCI_gfence_wait every operation
 // with an effect at a peer is counted at the origin (issued[peer]) and at the
-// target once it completed there (done[origin]). Both are sharded by thread
-// so that threads sending to the same peer do not share a cache line.
+// target once it completed there (done[origin]). Both are kept in rows by
+// thread so that threads sending to the same peer do not share a cache line.
 #pragma once
 
 #include <atomic>
@@ -20,36 +20,62 @@ namespace lci {
 struct device;
 
 inline constexpr uint32_t endpoint_magic = 0x4c434945u;
-inline constexpr int counter_shards = 16;
+// Per-peer counters. The first `owned_rows` threads that count (process-wide)
+// each own one row: a count is a plain load and store there, no locked
+// instruction, since only the owner writes it. Later threads share the
+// `shared_rows` rows and count with an atomic add. Readers (LCI_gfence_wait)
+// sum all rows with acquire loads.
+inline constexpr int owned_rows = 16;
+inline constexpr int shared_rows = 4;
 
-// Per-peer counters, one row per shard; a thread always uses the same shard.
 class peer_counters {
  public:
-  explicit peer_counters(int npeers)
-      : npeers_(npeers), rows_(new row[counter_shards]) {
-    for (int s = 0; s < counter_shards; ++s) {
-      rows_[s].counts.reset(new std::atomic<uint64_t>[static_cast<size_t>(npeers)]);
-      for (int p = 0; p < npeers; ++p) rows_[s].counts[p].store(0, std::memory_order_relaxed);
+  explicit peer_counters(int npeers) : npeers_(npeers), rows_(new row[owned_rows + shared_rows]) {
+    const size_t nlines = (static_cast<size_t>(npeers) + per_line - 1) / per_line;
+    for (int s = 0; s < owned_rows + shared_rows; ++s) {
+      rows_[s].lines.reset(new line[nlines]);  // value-initialized: all zero
     }
   }
   void add(int peer) {
-    rows_[shard()].counts[peer].fetch_add(1, std::memory_order_relaxed);
+    const int r = row_of_thread();
+    std::atomic<uint64_t>& c = rows_[r].at(peer);
+    if (__builtin_expect(r < owned_rows, 1))
+      // release: pairs with total()'s acquire, like the add below.
+      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    else
+      c.fetch_add(1, std::memory_order_release);
   }
   uint64_t total(int peer) const {
     uint64_t sum = 0;
-    for (int s = 0; s < counter_shards; ++s)
-      sum += rows_[s].counts[peer].load(std::memory_order_acquire);
+    for (int s = 0; s < owned_rows + shared_rows; ++s)
+      sum += rows_[s].at(peer).load(std::memory_order_acquire);
     return sum;
   }
 
  private:
-  static int shard() {
+  // The calling thread's row: owned for the first owned_rows threads, then
+  // one of the shared rows. Fixed for the thread's life.
+  static int row_of_thread() {
     static std::atomic<int> next{0};
-    thread_local int mine = next.fetch_add(1, std::memory_order_relaxed) % counter_shards;
+    thread_local int mine = [] {
+      const int n = next.fetch_add(1, std::memory_order_relaxed);
+      return n < owned_rows ? n : owned_rows + n % shared_rows;
+    }();
     return mine;
   }
+  // Rows are arrays of whole cache lines, so no two rows share a line.
+  static constexpr size_t per_line = 8;
+  struct alignas(64) line {
+    std::atomic<uint64_t> c[per_line] = {};
+  };
   struct alignas(64) row {
-    std::unique_ptr<std::atomic<uint64_t>[]> counts;
+    std::unique_ptr<line[]> lines;
+    std::atomic<uint64_t>& at(int peer) {
+      return lines[static_cast<size_t>(peer) / per_line].c[static_cast<size_t>(peer) % per_line];
+    }
+    const std::atomic<uint64_t>& at(int peer) const {
+      return lines[static_cast<size_t>(peer) / per_line].c[static_cast<size_t>(peer) % per_line];
+    }
   };
   int npeers_;
   std::unique_ptr<row[]> rows_;
