@@ -56,13 +56,18 @@ class peer_counters {
   // The calling thread's row: owned for the first owned_rows threads, then
   // one of the shared rows. Fixed for the thread's life.
   static int row_of_thread() {
-    static std::atomic<int> next{0};
-    thread_local int mine = [] {
-      const int n = next.fetch_add(1, std::memory_order_relaxed);
-      return n < owned_rows ? n : owned_rows + n % shared_rows;
-    }();
-    return mine;
+    const int r = t_row;
+    return __builtin_expect(r >= 0, 1) ? r : assign_row();
   }
+  [[gnu::noinline]] static int assign_row() {
+    static std::atomic<int> next{0};
+    const int n = next.fetch_add(1, std::memory_order_relaxed);
+    t_row = n < owned_rows ? n : owned_rows + n % shared_rows;
+    return t_row;
+  }
+  // Constant-initialized, initial-exec: one %fs-relative load, no guard and
+  // no __tls_get_addr call on the per-message path.
+  static inline thread_local int t_row __attribute__((tls_model("initial-exec"))) = -1;
   // Rows are arrays of whole cache lines, so no two rows share a line.
   static constexpr size_t per_line = 8;
   struct alignas(64) line {

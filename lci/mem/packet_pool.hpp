@@ -5,7 +5,7 @@
 //
 //   slab_:  | packet 0 | packet 1 | ... | packet count-1 |   (caller's memory)
 //
-//   packet_pool                       thread T (thread_local pool_tls)
+//   packet_pool                       thread T (pool_tls(): thread's state)
 //   +---------------------------+     +------------------------------------+
 //   | id_, slab_, sizes (r/o)   |     | ids[8]      pool id of each cache  |
 //   +---------------------------+     | caches[8]   {lock, count, pool,    |
@@ -78,9 +78,9 @@ struct alignas(64) pool_cache {
   void* packets[pool_cache_max] = {};
 };
 
-// Constant-initialized and trivially destructible, so access needs no guard.
-// ids[i] is the id of the pool caches[i] belongs to (0: unused); only the
-// owner thread reads or writes ids.
+// One thread's caches, allocated at the thread's first use of any pool and
+// freed by its exit hook. ids[i] is the id of the pool caches[i] belongs to
+// (0: unused); only the owner thread reads or writes ids.
 struct pool_thread_state {
   uint64_t ids[pool_tls_slots] = {};
   pool_cache caches[pool_tls_slots];
@@ -88,7 +88,33 @@ struct pool_thread_state {
   bool exited = false;  // the exit hook ran: attach no more caches
 };
 
-inline thread_local pool_thread_state pool_tls;
+// The thread's state is reached through one pointer in initial-exec TLS: a
+// single %fs-relative load on the fast path instead of a __tls_get_addr call
+// (the shared library's default model), and only 8 bytes of static TLS, so a
+// program that dlopen()s liblci still finds room for it.
+inline thread_local pool_thread_state* pool_tls_ptr __attribute__((tls_model("initial-exec"))) =
+    nullptr;
+
+// What a thread sees after its exit hook ran: no caches, attach refused.
+// Shared by all exited threads, read-only for them; never destroyed.
+inline pool_thread_state& exited_state() {
+  static pool_thread_state* s = [] {
+    auto* x = new pool_thread_state;
+    x->exited = true;
+    return x;
+  }();
+  return *s;
+}
+
+[[gnu::noinline, gnu::cold]] inline pool_thread_state& pool_tls_create() {
+  pool_tls_ptr = new pool_thread_state;
+  return *pool_tls_ptr;
+}
+
+inline pool_thread_state& pool_tls() {
+  pool_thread_state* p = pool_tls_ptr;
+  return __builtin_expect(p != nullptr, 1) ? *p : pool_tls_create();
+}
 
 struct pool_registry {
   std::mutex mutex;
@@ -223,7 +249,7 @@ class packet_pool {
   // This thread's cache for this pool; attaches one on first use. nullptr
   // once the thread's exit hook ran (a thread_local destructor using a pool).
   detail::pool_cache* local_cache() noexcept {
-    detail::pool_thread_state& st = detail::pool_tls;
+    detail::pool_thread_state& st = detail::pool_tls();
     for (int i = 0; i < detail::pool_tls_slots; ++i)
       if (st.ids[i] == id_) return &st.caches[i];
     return attach();
@@ -286,7 +312,7 @@ class packet_pool {
   // Gives this thread a cache for this pool: a free slot, else one of a dead
   // pool (abandoned), else a live pool's slot (flushed back to that pool).
   [[gnu::noinline]] detail::pool_cache* attach() {
-    detail::pool_thread_state& st = detail::pool_tls;
+    detail::pool_thread_state& st = detail::pool_tls();
     if (st.exited) return nullptr;
     static thread_local detail::pool_exit_hook hook;
     (void)hook;
@@ -355,15 +381,21 @@ class packet_pool {
 namespace detail {
 
 inline pool_exit_hook::~pool_exit_hook() {
-  pool_thread_state& st = pool_tls;
-  auto& reg = registry();
-  std::lock_guard<std::mutex> g(reg.mutex);
-  for (int i = 0; i < pool_tls_slots; ++i) {
-    if (packet_pool* p = packet_pool::live_owner(reg, st.ids[i], st.caches[i]))
-      p->detach(&st.caches[i]);
-    st.ids[i] = 0;
+  pool_thread_state* st = pool_tls_ptr;
+  if (st == nullptr || st->exited) return;
+  {
+    auto& reg = registry();
+    std::lock_guard<std::mutex> g(reg.mutex);
+    for (int i = 0; i < pool_tls_slots; ++i) {
+      if (packet_pool* p = packet_pool::live_owner(reg, st->ids[i], st->caches[i]))
+        p->detach(&st->caches[i]);
+      st->ids[i] = 0;
+    }
   }
-  st.exited = true;
+  // Detached from every live pool (under the registry and each pool's
+  // caches mutex), so no thief can reach these caches any more.
+  pool_tls_ptr = &exited_state();
+  delete st;
 }
 
 }  // namespace detail
