@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libfabric-dev libfabric-bin     # the libfabric backend (shm, tcp providers)
+  libibverbs-dev rdma-core        # the verbs backend (lci/backend/ibv; built when found)
   doctest-dev                     # unit tests
   iproute2                        # network namespaces for the two-host test
   mpich openmpi-bin               # launchers: mpiexec.hydra (PMI-1), mpirun.openmpi (PMIx)

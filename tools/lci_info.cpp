@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -24,6 +25,12 @@
 
 #include "lci.h"
 #include "lci/backend/ofi/hints.hpp"
+#include "lci/backend/select.hpp"
+#ifdef LCI_HAVE_IBV
+#include <infiniband/verbs.h>
+
+#include "lci/backend/ibv/probe.hpp"
+#endif
 #include "lci/bootstrap/bootstrap.hpp"
 
 namespace {
@@ -40,7 +47,8 @@ const char usage[] =
     "  mpirun -n 2 lci_info         PMIx (Open MPI), or PMI-1 (MPICH's Hydra)\n"
     "  srun --mpi=pmix -n 2 lci_info\n"
     "Only rank 0 prints. Environment: LCI_PMI=lcrun|pmi1|pmix|local forces the\n"
-    "bootstrap; FI_PROVIDER restricts libfabric's providers.\n"
+    "bootstrap; LCI_BACKEND=ofi|ibv forces the network backend (default: ibv when\n"
+    "an active verbs port exists, else ofi); FI_PROVIDER restricts libfabric's providers.\n"
     "\n"
     "  --json   print one JSON object instead of key: value lines\n"
     "  --help   print this text\n";
@@ -160,6 +168,54 @@ void describe_ofi(report& r, const char* bootstrap_name) {
   fi_freeinfo(info);
 }
 
+// The backend a device opens, and why: the same decision as
+// lci::net::process_backend() (lci/backend/select.hpp over the same probe),
+// made from the same environment (LCI_initialize has already rejected a
+// malformed LCI_BACKEND).
+lci::net::backend_choice describe_backend(report& r) {
+  const char* env = std::getenv("LCI_BACKEND");
+  const std::string request = env ? env : "";
+  std::string unavailable;
+#ifdef LCI_HAVE_IBV
+  const bool built = true;
+  std::vector<lci::ibv::device_info> devs;
+  const char* want_dev = std::getenv("LCI_IBV_DEVICE");
+  const char* want_port = std::getenv("LCI_IBV_PORT");
+  const lci::ibv::port_choice port = lci::ibv::probe_port(want_dev ? want_dev : "",
+                                                          want_port ? std::atoi(want_port) : 0, &devs);
+  if (port.device < 0) unavailable = port.error;
+#else
+  const bool built = false;
+#endif
+  const lci::net::backend_choice c = lci::net::choose_backend(request, built, unavailable);
+  r.text("backend", c.error.empty() ? (c.kind == lci::net::backend_kind::ibv ? "ibv" : "ofi")
+                                    : "none");
+  r.text("backend.reason", c.error.empty() ? c.reason : c.error);
+  r.text("backend.built", built ? "ofi ibv" : "ofi");
+#ifdef LCI_HAVE_IBV
+  std::string list;
+  for (const auto& d : devs) {
+    if (!list.empty()) list += ", ";
+    list += d.name + " (";
+    std::string ports;
+    for (const auto& p : d.ports) {
+      if (!ports.empty()) ports += " ";
+      ports += std::to_string(p.number) + ":" + (p.active ? "active" : "down") +
+               (p.link_layer == IBV_LINK_LAYER_ETHERNET ? "/RoCE" : "/IB");
+    }
+    list += (ports.empty() ? std::string("no ports readable") : ports) + ")";
+  }
+  r.text("ibv.devices", list.empty() ? "(none)" : list);
+  if (port.device >= 0) {
+    r.text("ibv.device", devs[static_cast<size_t>(port.device)].name);
+    r.number("ibv.port", port.port);
+  } else {
+    r.text("ibv.device", "none (" + port.error + ")");
+  }
+#endif
+  return c;
+}
+
 void describe_lci(report& r) {
   r.text("lci.version", std::to_string(LCI_VERSION_MAJOR) + "." +
                             std::to_string(LCI_VERSION_MINOR) + "." +
@@ -212,10 +268,10 @@ int main(int argc, char** argv) {
     r.text("bootstrap", boot.name);
     r.text("bootstrap.reason", boot.reason);
     r.text("bootstrap.built", lci::bootstrap::built_bootstraps());
-    // One backend per build for now. A verbs backend (lci/backend/ibv)
-    // will add its own describe_ibv() here, selected the same way
-    // lci/backend/backend.hpp selects the backend.
-    r.text("backend", "ofi");
+    // The backend chosen, why, and what the verbs probe saw; then the
+    // libfabric provider (reported whichever backend runs: it is the
+    // fallback, and the ofi benchmarks use it).
+    describe_backend(r);
     describe_ofi(r, boot.name);
     describe_lci(r);
     if (json)

@@ -2,8 +2,7 @@
 //
 // A backend device is one network context (libfabric fabric/domain/endpoint,
 // or verbs context/PD/QPs) connected to the same device of every rank. Each
-// backend is a `final` class with these members, written inline so that the
-// protocol code, compiled against the concrete type, pays no dispatch:
+// backend is a `final` class with these members, written inline:
 //
 //   status inject(int rank, const void* buf, size_t len, uint32_t imm);
 //       small send with 32-bit immediate data, done at return, no completion
@@ -13,19 +12,106 @@
 //   status post_recv(void* buf, size_t len, void* desc, void* ctx);
 //       posts a receive buffer; a recv completion carries ctx, the length,
 //       the immediate data and the source rank
+//   status post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered);
+//   status post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx);
+//   status post_read(rank, buf, len, desc, raddr, rkey, ctx);
+//       RDMA; an rma_done completion carries ctx (write_imm also gives the
+//       target a remote_write completion with imm)
 //   int poll(completion* out, int max);
 //       drains up to max completions
 //   mr register_memory(void* addr, size_t len); void deregister_memory(mr&);
-//   size_t max_inject() const;
+//   size_t max_inject() const; size_t rx_queue_size() const;
+//   uint64_t remote_address(base, addr) const; bool uses_virtual_addresses() const;
+//   const char* provider_name() const;
 //
 // Every `status` is ok or retry (a resource is momentarily missing: the
 // caller backs off, progresses and tries again); anything else is fatal
 // inside the backend, logged once where it is detected.
+//
+// Selection (backend_device below). Backends: ofi (lci/backend/ofi, always
+// built) and ibv (lci/backend/ibv, built when libibverbs is found:
+// LCI_HAVE_IBV). Which one a device opens is decided at run time, once,
+// in backend_device's constructor (select.hpp: LCI_BACKEND, else ibv when
+// an active verbs port exists, else ofi). The protocol layer names one
+// concrete type, backend_device, which holds the chosen backend in place
+// (std::optional, no extra pointer) and forwards each inline call through
+// one switch on a constant tag: a single well-predicted branch per call,
+// instead of templating the whole protocol layer on the backend type
+// (STYLE §2 allows this setup-time selection; no virtual call). Without
+// LCI_HAVE_IBV there is no switch at all: every call goes straight to ofi.
 #pragma once
+
+#include <optional>
 
 #include "lci/backend/net_types.hpp"
 #include "lci/backend/ofi/ofi.hpp"
+#include "lci/backend/select.hpp"
+#ifdef LCI_HAVE_IBV
+#include "lci/backend/ibv/ibv.hpp"
+#endif
 
 namespace lci::net {
-using backend_device = ofi::ofi_device;
-}
+
+// The backend this process uses (decided once, on first call: LCI_BACKEND
+// and, where it matters, a probe of the verbs devices). A request that
+// cannot be met is fatal here, with a one-line message.
+const backend_choice& process_backend();
+
+#ifdef LCI_HAVE_IBV
+#define LCI_NET_FORWARD(call) \
+  (kind_ == backend_kind::ibv ? ibv_->call : ofi_->call)
+#else
+#define LCI_NET_FORWARD(call) (ofi_->call)
+#endif
+
+class backend_device final {
+ public:
+  backend_device(bootstrap::bootstrap& boot, int group_index);
+  backend_device(const backend_device&) = delete;
+  backend_device& operator=(const backend_device&) = delete;
+
+  backend_kind kind() const { return kind_; }
+  const char* provider_name() const { return LCI_NET_FORWARD(provider_name()); }
+  size_t max_inject() const { return LCI_NET_FORWARD(max_inject()); }
+  size_t rx_queue_size() const { return LCI_NET_FORWARD(rx_queue_size()); }
+  mr register_memory(void* addr, size_t len) { return LCI_NET_FORWARD(register_memory(addr, len)); }
+  void deregister_memory(mr& m) { LCI_NET_FORWARD(deregister_memory(m)); }
+
+  status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+    return LCI_NET_FORWARD(inject(rank, buf, len, imm));
+  }
+  status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
+    return LCI_NET_FORWARD(post_send(rank, buf, len, desc, imm, ctx));
+  }
+  status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+    return LCI_NET_FORWARD(post_recv(buf, len, desc, ctx));
+  }
+  status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
+                    uint64_t rkey, void* ctx, bool delivered) {
+    return LCI_NET_FORWARD(post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered));
+  }
+  status post_write_imm(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
+                        uint64_t rkey, uint32_t imm, void* ctx) {
+    return LCI_NET_FORWARD(post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx));
+  }
+  status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
+                   void* ctx) {
+    return LCI_NET_FORWARD(post_read(rank, buf, len, desc, raddr, rkey, ctx));
+  }
+  uint64_t remote_address(const void* base, const void* addr) const {
+    return LCI_NET_FORWARD(remote_address(base, addr));
+  }
+  bool uses_virtual_addresses() const { return LCI_NET_FORWARD(uses_virtual_addresses()); }
+  int poll(completion* out, int max) { return LCI_NET_FORWARD(poll(out, max)); }
+
+ private:
+  const backend_kind kind_;
+  std::optional<ofi::ofi_device> ofi_;
+#ifdef LCI_HAVE_IBV
+  std::optional<ibv::ibv_device> ibv_;
+#endif
+};
+
+#undef LCI_NET_FORWARD
+
+}  // namespace lci::net

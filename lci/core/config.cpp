@@ -47,7 +47,8 @@ namespace lci {
 namespace {
 
 enum class kind {
-  integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, string, wait_policy
+  integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, string, wait_policy,
+  backend
 };
 
 struct entry {
@@ -59,6 +60,15 @@ struct entry {
 };
 
 std::string g_log_outfile;
+
+}  // namespace
+
+std::string g_backend_request;
+std::string g_ibv_device;
+int g_ibv_port = 0;
+bool g_ibv_on_demand = false;
+
+namespace {
 
 // Every tunable, its default and a line of help.
 entry table[] = {
@@ -80,7 +90,12 @@ entry table[] = {
     {"LCI_USE_DREG", kind::integer, &LCI_USE_DREG, 0, "registration cache for LCI_SEGMENT_ALL"},
     {"LCI_IBV_USE_ODP", kind::integer, &LCI_IBV_USE_ODP, 0, "verbs on-demand paging"},
     {"LCI_IBV_USE_PREFETCH", kind::integer, &LCI_IBV_USE_PREFETCH, 0, "accepted, no effect"},
+    {"LCI_BACKEND", kind::backend, &g_backend_request, 0, "ofi|ibv (unset: ibv if an active verbs port exists, else ofi)"},
+    {"LCI_IBV_DEVICE", kind::string, &g_ibv_device, 0, "verbs device name (unset: first with an active port)"},
+    {"LCI_IBV_PORT", kind::integer, &g_ibv_port, 0, "verbs port number (0: first active)"},
+    {"LCI_IBV_ON_DEMAND", kind::boolean, &g_ibv_on_demand, 0, "verbs: connect peers at first use (not yet: connects at start-up, see lci/backend/ibv/README.md)"},
     {"LCI_IBV_GID_IDX", kind::integer, &LCI_IBV_GID_IDX, -1, "verbs GID index (-1: automatic)"},
+    {"LCI_IBV_GID_INDEX", kind::integer, &LCI_IBV_GID_IDX, -1, "same as LCI_IBV_GID_IDX"},
     {"LCI_IBV_FORCE_GID_AUTO_SELECT", kind::integer, &LCI_IBV_FORCE_GID_AUTO_SELECT, 0, "accepted, no effect"},
     {"LCI_IBV_ENABLE_TD", kind::boolean, &LCI_IBV_ENABLE_TD, 1, "accepted, no effect"},
     {"LCI_IBV_ENABLE_EVENT_POLLING_THREAD", kind::boolean, &LCI_IBV_ENABLE_EVENT_POLLING_THREAD, 0, "accepted, no effect"},
@@ -170,6 +185,10 @@ void apply(entry& e, const char* value) {
     case kind::string:
       *static_cast<std::string*>(e.target) = value;
       break;
+    case kind::backend:
+      if (strcmp(value, "ofi") && strcmp(value, "ibv")) bad_value(e.name, value, "ofi or ibv");
+      *static_cast<std::string*>(e.target) = value;
+      break;
     case kind::wait_policy: {
       static const struct { const char* word; LCIX_wait_policy_t policy; } words[] = {
           {"threads", LCIX_WAIT_THREADS}, {"spin", LCIX_WAIT_SPIN},
@@ -190,7 +209,8 @@ void set_default(entry& e) {
     case kind::try_lock_mode:
     case kind::device_lock_mode: *static_cast<uint64_t*>(e.target) = static_cast<uint64_t>(e.deflt); break;
     case kind::log_level: log_set_level(static_cast<log_level>(e.deflt)); break;
-    case kind::string: static_cast<std::string*>(e.target)->clear(); break;
+    case kind::string:
+    case kind::backend: static_cast<std::string*>(e.target)->clear(); break;
     case kind::wait_policy: break;  // see the table
   }
 }

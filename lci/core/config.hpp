@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <string>
 
 namespace lci {
 
@@ -15,6 +16,12 @@ namespace lci {
 inline constexpr int packet_header_size = 64;     // internal header before each medium payload
 inline constexpr int max_endpoint_index = 4095;   // 12 bits in the message header
 inline constexpr int barrier_endpoint_index = 4095;  // LCI's private endpoint
+
+// Settings without a global in lci.h, filled by config_parse.
+extern std::string g_backend_request;  // LCI_BACKEND: "" (automatic), "ofi" or "ibv"
+extern std::string g_ibv_device;       // LCI_IBV_DEVICE: "" (first with an active port)
+extern int g_ibv_port;                 // LCI_IBV_PORT: 0 (first active)
+extern bool g_ibv_on_demand;           // LCI_IBV_ON_DEMAND
 
 // Parses the environment into the globals. Fatal on a malformed value.
 void config_parse();
