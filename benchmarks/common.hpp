@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -278,6 +279,30 @@ inline void spin_until(Step&& step, double timeout_s, const char* what) {
   }
 }
 
+// Like spin_until, but yields the CPU after every 64 empty polls: the
+// waiting loop of the thread-scaling message-rate tests, which run more
+// threads than cores (a thread spinning out its time slice would keep the
+// thread it waits for off the CPU). Used by the LCI, raw and MPI programs.
+template <typename Step>
+inline void poll_until(Step&& step, double timeout_s, const char* what) {
+  if (step()) return;
+  const double deadline = now_s() + timeout_s;
+  for (unsigned n = 1;; ++n) {
+    if (step()) return;
+    cpu_pause();
+    if ((n & 63) == 0) {
+      sched_yield();
+      if ((n & 4095) == 0 && now_s() > deadline) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "benchmark: timed out after %.1f s waiting for %s\n", timeout_s,
+                     what);
+        std::fflush(stderr);
+        std::_Exit(3);
+      }
+    }
+  }
+}
+
 // ---- timed loop ---------------------------------------------------------------
 
 // Times a measurement and decides when it ends. Only the rank that times
@@ -407,6 +432,108 @@ class printer {
         header_done_ = true;
       }
       std::printf("%-6s %-8s %10zu %14.4f  %s\n", impl_, test, size, value, unit);
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  const char* impl_;
+  bool csv_;
+  bool header_done_ = false;
+};
+
+// ---- thread-scaling message rate ---------------------------------------------
+
+// Thread counts 1, 2, 4, ... up to max (plus max if it is not a power of
+// two), or the comma list given with --threads.
+inline std::vector<int> thread_ladder(int max_threads) {
+  std::vector<int> out;
+  for (int t = 1; t <= max_threads; t *= 2) out.push_back(t);
+  if (out.back() != max_threads) out.push_back(max_threads);
+  return out;
+}
+
+inline bool parse_int_list(const char* v, int lo, int hi, std::vector<int>* out) {
+  out->clear();
+  std::string s = v ? v : "";
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    long n = 0;
+    if (!detail::parse_long(s.substr(pos, comma - pos).c_str(), lo, hi, &n)) return false;
+    out->push_back(static_cast<int>(n));
+    pos = comma + 1;
+  }
+  return !out->empty();
+}
+
+// A reusable barrier for the threads of one process. `idle` runs while a
+// thread waits (e.g. progress on a shared device) and must not block.
+class spin_barrier {
+ public:
+  explicit spin_barrier(int n) : n_(n) {}
+  template <typename Idle>
+  void wait(Idle&& idle) {
+    const unsigned gen = gen_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      gen_.fetch_add(1, std::memory_order_acq_rel);
+      return;
+    }
+    while (gen_.load(std::memory_order_acquire) == gen) {
+      idle();
+      cpu_pause();
+      sched_yield();  // oversubscribed runs: let the missing threads run
+    }
+  }
+  void wait() {
+    wait([] {});
+  }
+
+ private:
+  const int n_;
+  std::atomic<int> arrived_{0};
+  std::atomic<unsigned> gen_{0};
+};
+
+// What one sending thread measured: timed messages and its timed interval.
+struct thread_rate {
+  long messages = 0;
+  double start = 0, end = 0;
+};
+
+// Total rate (million messages/s): all timed messages over the span from the
+// earliest start to the latest end.
+inline double total_rate(const std::vector<thread_rate>& r) {
+  long n = 0;
+  double s = 1e300, e = 0;
+  for (const thread_rate& x : r) {
+    n += x.messages;
+    s = std::min(s, x.start);
+    e = std::max(e, x.end);
+  }
+  return e > s ? static_cast<double>(n) / (e - s) / 1e6 : 0.0;
+}
+
+// Rate results: a table, or CSV lines
+//   impl,test,mode,size,threads,total_mmsgs,per_thread_mmsgs
+class rate_printer {
+ public:
+  rate_printer(const char* impl, bool csv) : impl_(impl), csv_(csv) {}
+  void row(const char* test, const std::string& mode, size_t size, int threads, double total) {
+    const double per = total / threads;
+    if (csv_) {
+      std::printf("%s,%s,%s,%zu,%d,%.4f,%.4f\n", impl_, test, mode.c_str(), size, threads, total,
+                  per);
+    } else {
+      if (!header_done_) {
+        std::printf("%-5s %-8s %-18s %8s %7s %14s %16s\n", "impl", "test", "mode", "size",
+                    "threads", "total Mmsg/s", "per-thread Mmsg/s");
+        header_done_ = true;
+      }
+      std::printf("%-5s %-8s %-18s %8zu %7d %14.4f %16.4f\n", impl_, test, mode.c_str(), size,
+                  threads, total, per);
     }
     std::fflush(stdout);
   }

@@ -271,7 +271,9 @@ result short_pingpong(context& c) {
   return r;
 }
 
-result medium_pingpong(context& c, size_t size, char* send_buf, char* recv_buf) {
+// noinline: callgrind_rtt collects inside this function only.
+__attribute__((noinline)) result medium_pingpong(context& c, size_t size, char* send_buf,
+                                                 char* recv_buf) {
   const double timeout_s = c.opt->timeout_s;
   LCI_mbuffer_t src{send_buf, size};
   LCI_mbuffer_t dst{recv_buf, size};
@@ -368,7 +370,10 @@ int main(int argc, char** argv) {
   bench::options opt;
   comp_kind kind = comp_kind::sync;
   long rate_windows = 2000;
+  bool only_medium = false;
   std::vector<bench::extra_option> extra = {
+      {"--only-medium", nullptr, "run only the medium ping-pong (e.g. under callgrind_rtt)",
+       [&](const char*) { return only_medium = true; }},
       {"--comp", "KIND", "completion of the message port: sync (default), queue, handler",
        [&](const char* v) {
          std::string s = v;
@@ -464,10 +469,12 @@ int main(int argc, char** argv) {
       if (r.timed < planned) out.capped(test, size, r.timed, planned);
       out.row(test, size, r.value, unit);
     };
-    report("short", LCI_SHORT_SIZE, short_pingpong(c), opt.iters, "us");
+    if (!only_medium) report("short", LCI_SHORT_SIZE, short_pingpong(c), opt.iters, "us");
     for (size_t size : bench::size_ladder(opt.min_size, opt.max_size))
       report("medium", size, medium_pingpong(c, size, send_buf, recv_buf), opt.iters, "us");
-    report("msgrate", 8, message_rate(c, rate_windows, send_buf, recv_buf), rate_windows, "Mmsg/s");
+    if (!only_medium)
+      report("msgrate", 8, message_rate(c, rate_windows, send_buf, recv_buf), rate_windows,
+             "Mmsg/s");
 
     LCI_endpoint_free(&ep);
     std::free(send_buf);

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common.hpp"
@@ -38,6 +39,7 @@
 namespace {
 
 lci::bootstrap::bootstrap* g_boot = nullptr;
+bool g_rate_backoff = std::getenv("OFI_RATE_BACKOFF") != nullptr;
 
 // Set in a message's header by rank 0 on the last iteration of a
 // measurement (see bench::timed_loop).
@@ -75,7 +77,8 @@ std::vector<unsigned char> from_hex(const std::string& s) {
 // its buffer address; a send's context is `&send_ctx_`.
 class rdm_endpoint {
  public:
-  rdm_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, size_t want_recvs, bool rma_caps)
+  rdm_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, size_t want_recvs, bool rma_caps,
+               const std::string& kvs_key = "ofi_pingpong")
       : buf_size_(buf_size) {
     fi_info* hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
@@ -133,11 +136,11 @@ class rdm_endpoint {
     char name[256];
     size_t namelen = sizeof(name);
     check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
-    boot.put("ofi_pingpong", to_hex(name, namelen));
+    boot.put(kvs_key, to_hex(name, namelen));
     boot.fence();
     addrs_.resize(static_cast<size_t>(boot.size()));
     for (int r = 0; r < boot.size(); ++r) {
-      std::vector<unsigned char> a = from_hex(boot.get(r, "ofi_pingpong"));
+      std::vector<unsigned char> a = from_hex(boot.get(r, kvs_key));
       if (fi_av_insert(av_, a.data(), 1, &addrs_[static_cast<size_t>(r)], 0, nullptr) != 1)
         fail("fi_av_insert of rank %d's address failed", r);
     }
@@ -310,7 +313,8 @@ struct result {
 };
 
 // Ping-pong of `size` bytes; value: one-way latency in microseconds.
-result pingpong(rdm_endpoint& ep, int rank, size_t size, uint32_t header,
+// noinline: callgrind_rtt collects inside this function only.
+__attribute__((noinline)) result pingpong(rdm_endpoint& ep, int rank, size_t size, uint32_t header,
                 const bench::options& opt) {
   const int peer = 1 - rank;
   bench::timed_loop loop(opt.warmup, opt.iters, opt.max_time_s, 64);
@@ -365,6 +369,107 @@ result message_rate(rdm_endpoint& ep, int rank, long windows, const bench::optio
   return {w / loop.per_iteration(opt.median) / 1e6, loop.timed()};
 }
 
+// Thread-scaling message rate (--rate-threads): thread t owns endpoint t
+// (its own fabric, domain, CQ) and talks to thread t of the peer, the raw
+// counterpart of lci_msgrate --device per-thread. The protocol of
+// message_rate() above per thread; rank 0's senders meet at a thread
+// barrier after their warm-up windows and stop after --max-time (the last
+// window carries stop_bit). Waits yield every 64 empty polls.
+bench::thread_rate rate_sender(rdm_endpoint& ep, size_t size, long windows,
+                               const bench::options& opt, bench::spin_barrier& bar) {
+  const int w = opt.window;
+  bench::thread_rate r;
+  uint64_t expect = ep.recvs_done();
+  ep.set_idle_backoff(g_rate_backoff);
+  long warm = std::max<long>(1, opt.warmup / w);
+  const double t_warm = bench::now_s();
+  for (long k = 0;; ++k) {
+    if (k < warm && k > 0 && bench::now_s() - t_warm > opt.max_time_s / 2) warm = k;
+    if (k == warm) {
+      bar.wait();
+      r.start = bench::now_s();
+    }
+    const bool last =
+        k >= warm && (k - warm + 1 >= windows || bench::now_s() - r.start > opt.max_time_s);
+    const uint32_t flag = last ? stop_bit : 0;
+    for (int j = 0; j < w; ++j) ep.send(1, size, static_cast<uint32_t>(j) | flag, opt.timeout_s);
+    ++expect;
+    bench::poll_until([&] { return ep.recvs_done() >= expect || (ep.poll(), ep.recvs_done() >= expect); },
+                      opt.timeout_s, "an ack");
+    if (last) {
+      r.end = bench::now_s();
+      r.messages = (k - warm + 1) * w;
+      break;
+    }
+  }
+  ep.set_idle_backoff(false);
+  ep.wait_sends_done(opt.timeout_s);
+  return r;
+}
+
+void rate_receiver(rdm_endpoint& ep, const bench::options& opt) {
+  uint64_t expect = ep.recvs_done();
+  ep.set_idle_backoff(g_rate_backoff);
+  for (;;) {
+    expect += static_cast<uint64_t>(opt.window);
+    bench::poll_until([&] { return ep.recvs_done() >= expect || (ep.poll(), ep.recvs_done() >= expect); },
+                      opt.timeout_s, "a window of messages");
+    const bool last = ep.take_stop();
+    ep.send(0, 8, 0xffffu, opt.timeout_s);
+    if (last) break;
+  }
+  ep.set_idle_backoff(false);
+  ep.wait_sends_done(opt.timeout_s);
+}
+
+int run_thread_rates(lci::bootstrap::bootstrap& boot, const std::vector<int>& thread_list,
+                     const std::vector<size_t>& sizes, long windows, bool rma_caps,
+                     const bench::options& opt) {
+  const int rank = boot.rank();
+  const int nlanes = *std::max_element(thread_list.begin(), thread_list.end());
+  const size_t buf_size = std::max<size_t>(sizes.back(), 32);
+  std::vector<std::unique_ptr<rdm_endpoint>> eps;
+  for (int t = 0; t < nlanes; ++t)
+    eps.push_back(std::make_unique<rdm_endpoint>(boot, buf_size,
+                                                 std::max<size_t>(256, 4 * static_cast<size_t>(opt.window)),
+                                                 rma_caps, "ofi_rate_" + std::to_string(t)));
+  if (eps[0]->posted_recvs() < static_cast<size_t>(opt.window) + 1)
+    fail("the provider's receive queue (%zu) is shorter than --window + 1", eps[0]->posted_recvs());
+  bench::rate_printer out("ofi", opt.csv);
+  if (rank == 0) {
+    bench::printer cfg("ofi", opt.csv);
+    std::string threads;
+    for (int t : thread_list) threads += (threads.empty() ? "" : ",") + std::to_string(t);
+    cfg.config("impl", "ofi (raw libfabric), one endpoint per thread");
+    cfg.config("provider", eps[0]->provider() + ", inject size " +
+                               std::to_string(eps[0]->inject_size()));
+    cfg.config("threads", threads + " per rank, thread t of rank 0 -> thread t of rank 1");
+    cfg.config("window", std::to_string(opt.window) + " messages in flight per thread, 1 ack each");
+    cfg.config("time", "at most " + bench::fixed(opt.max_time_s, 2) +
+                           " s timed per measurement (+ warm-up)");
+    cfg.config("units", "million messages/s (total over threads, and total / threads)");
+  }
+  for (size_t size : sizes) {
+    for (int T : thread_list) {
+      std::vector<bench::thread_rate> rates(static_cast<size_t>(T));
+      bench::spin_barrier bar(T);
+      std::vector<std::thread> threads;
+      for (int t = 0; t < T; ++t)
+        threads.emplace_back([&, t] {
+          rdm_endpoint& ep = *eps[static_cast<size_t>(t)];
+          if (rank == 0)
+            rates[static_cast<size_t>(t)] = rate_sender(ep, size, windows, opt, bar);
+          else
+            rate_receiver(ep, opt);
+        });
+      for (std::thread& th : threads) th.join();
+      boot.barrier();
+      if (rank == 0) out.row("msgrate", "per-thread+senders", size, T, bench::total_rate(rates));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,7 +477,18 @@ int main(int argc, char** argv) {
   long rate_windows = 2000;
   size_t medium_size = 12224;
   bool rma_caps = false;
+  std::vector<int> rate_threads;
+  long thread_windows = 1000000;
+  bool only_medium = false;
   std::vector<bench::extra_option> extra = {
+      {"--only-medium", nullptr, "run only the medium ping-pong (e.g. under callgrind_rtt)",
+       [&](const char*) { return only_medium = true; }},
+      {"--rate-threads", "LIST",
+       "only the thread-scaling message rate, for these thread counts (e.g. 1,2,4); "
+       "sizes --min-size..--max-size (default 8) in powers of 8",
+       [&](const char* v) { return bench::parse_int_list(v, 1, 256, &rate_threads); }},
+      {"--thread-windows", "N", "at most N timed windows per thread in --rate-threads (default 1000000)",
+       [&](const char* v) { return (thread_windows = std::atol(v)) > 0; }},
       {"--windows", "N", "timed windows in the message-rate test (default 2000)",
        [&](const char* v) { return (rate_windows = std::atol(v)) > 0; }},
       {"--medium-size", "BYTES",
@@ -386,6 +502,7 @@ int main(int argc, char** argv) {
       "Raw libfabric reference: one-way ping-pong latency (short, medium) and\n"
       "8-byte message rate between two ranks, over the provider FI_PROVIDER names.",
       opt, extra);
+  const bool max_size_given = opt.max_size != 0;
   if (opt.max_size == 0) opt.max_size = medium_size;
 
   std::unique_ptr<lci::bootstrap::bootstrap> boot = lci::bootstrap::open();
@@ -394,6 +511,11 @@ int main(int argc, char** argv) {
   if (boot->size() != 2)
     fail("needs exactly 2 ranks (run: lcrun -n 2 ofi_pingpong), got %d", boot->size());
   const int cpu = opt.pin ? bench::pin_to_cpu(rank) : -1;
+  if (!rate_threads.empty())
+    return run_thread_rates(*boot, rate_threads,
+                            bench::size_ladder(std::min<size_t>(opt.min_size, max_size_given ? opt.max_size : 8),
+                                               max_size_given ? opt.max_size : 8, 8),
+                            thread_windows, rma_caps, opt);
 
   const size_t buf_size = std::max<size_t>(opt.max_size, 32);
   const size_t want_recvs = std::max<size_t>(1024, 2 * static_cast<size_t>(opt.window) + 2);
@@ -423,9 +545,10 @@ int main(int argc, char** argv) {
     if (r.timed < planned) out.capped(test, size, r.timed, planned);
     out.row(test, size, r.value, unit);
   };
-  report("short", 32, pingpong(ep, rank, 32, 0, opt), opt.iters, "us");
+  if (!only_medium) report("short", 32, pingpong(ep, rank, 32, 0, opt), opt.iters, "us");
   for (size_t size : bench::size_ladder(opt.min_size, opt.max_size))
     report("medium", size, pingpong(ep, rank, size, 1, opt), opt.iters, "us");
-  report("msgrate", 8, message_rate(ep, rank, rate_windows, opt), rate_windows, "Mmsg/s");
+  if (!only_medium)
+    report("msgrate", 8, message_rate(ep, rank, rate_windows, opt), rate_windows, "Mmsg/s");
   return 0;
 }

@@ -99,6 +99,7 @@ void device::post_recv_packet(packet* p) {
 }
 
 void device::push_backlog(backlog_op&& op) {
+  LCI_PROF_INC(*this, backlog_pushes);
   backlog_lock.lock();
   backlog.push_back(std::move(op));
   backlog_size.fetch_add(1, std::memory_order_release);
@@ -192,6 +193,7 @@ namespace {
 // A message arrived in packet p: match it (two-sided) or act on it
 // (one-sided, control), then keep the receive queue full.
 void on_arrival(device& d, packet* p, const net::completion& c) {
+  LCI_PROF_INC(d, received);
   const msg_kind kind = imm_kind(c.imm);
   p->in.length = static_cast<uint32_t>(c.length);
   p->in.src_rank = c.src_rank;
@@ -240,7 +242,13 @@ bool device::progress() {
   bool did = false;
   if (backlog_size.load(std::memory_order_relaxed)) did |= drain_backlog();
   if (recv_deficit.load(std::memory_order_relaxed)) did |= refill_receives();
-  if (!progress_lock.try_lock()) return did;
+  if (!progress_lock.try_lock()) {
+#ifdef LCI_PROFILE
+    LCI_PROF_INC(*this, progress_calls);
+    if (!did) LCI_PROF_INC(*this, progress_empty);
+#endif
+    return did;
+  }
   net::completion cs[LCI_CQ_MAX_POLL];
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
   progress_lock.unlock();
@@ -266,6 +274,10 @@ bool device::progress() {
         break;
     }
   }
+#ifdef LCI_PROFILE
+  LCI_PROF_INC(*this, progress_calls);
+  if (!did && n == 0) LCI_PROF_INC(*this, progress_empty);
+#endif
   return did || n > 0;
 }
 

@@ -73,6 +73,24 @@ class rdv_table {
   std::vector<uint32_t> free_;
 };
 
+// Profiling counters (-DLCI_ENABLE_PROFILE=ON defines LCI_PROFILE): per
+// device, relaxed atomics on their own cache line, printed when the device
+// is destroyed if LCI_PRINT_PROFILE=1. Without LCI_PROFILE, LCI_PROF_INC
+// compiles to nothing and the device has no counters.
+#ifdef LCI_PROFILE
+struct alignas(64) device_profile {
+  std::atomic<uint64_t> sent{0};            // messages handed to the network
+  std::atomic<uint64_t> received{0};        // messages arrived
+  std::atomic<uint64_t> retries{0};         // sends answered LCI_ERR_RETRY
+  std::atomic<uint64_t> backlog_pushes{0};  // operations queued in the backlog
+  std::atomic<uint64_t> progress_calls{0};  // device::progress passes
+  std::atomic<uint64_t> progress_empty{0};  // ... that found nothing to do
+};
+#define LCI_PROF_INC(dev, counter) ((dev).prof.counter.fetch_add(1, std::memory_order_relaxed))
+#else
+#define LCI_PROF_INC(dev, counter) ((void)0)
+#endif
+
 class spin_try_lock {
  public:
   bool try_lock() {
@@ -118,6 +136,9 @@ struct device {
   alignas(64) std::atomic<int> backlog_size{0};
   spin_try_lock backlog_lock;
   std::deque<backlog_op> backlog;
+#ifdef LCI_PROFILE
+  device_profile prof;
+#endif
 
   // True if p points into this device's packet slab.
   bool owns_packet(const void* p) const {

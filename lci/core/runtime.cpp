@@ -2,6 +2,10 @@
 #include "lci/core/runtime.hpp"
 
 #include <cstring>
+#ifdef LCI_PROFILE
+#include <cstdio>
+#include <cstdlib>
+#endif
 
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
@@ -69,8 +73,29 @@ device* device_create() {
   return d;
 }
 
+#ifdef LCI_PROFILE
+// LCI_PRINT_PROFILE=1: print each device's counters when it is destroyed
+// (LCI_device_free, or LCI_finalize for the rest). Read at LCI_initialize.
+static bool g_print_profile = false;
+
+static void print_profile(const device& d) {
+  const device_profile& c = d.prof;
+  auto v = [](const std::atomic<uint64_t>& a) {
+    return static_cast<unsigned long long>(a.load(std::memory_order_relaxed));
+  };
+  std::fprintf(stderr,
+               "LCI profile: rank %d device %d: sent %llu received %llu retries %llu "
+               "backlog_pushes %llu progress_calls %llu progress_empty %llu\n",
+               LCI_RANK, d.group_index, v(c.sent), v(c.received), v(c.retries),
+               v(c.backlog_pushes), v(c.progress_calls), v(c.progress_empty));
+}
+#endif
+
 void device_destroy(device* d) {
   runtime& rt = *g_runtime;
+#ifdef LCI_PROFILE
+  if (g_print_profile) print_profile(*d);
+#endif
   // Nobody may still send to this device when it closes.
   rt.boot->barrier();
   {
@@ -160,6 +185,9 @@ void runtime_barrier_with(device& also) {
 
 void runtime_initialize() {
   config_parse();
+#ifdef LCI_PROFILE
+  if (const char* e = std::getenv("LCI_PRINT_PROFILE")) g_print_profile = std::strcmp(e, "1") == 0;
+#endif
   g_runtime = new runtime;
   runtime& rt = *g_runtime;
   rt.boot = bootstrap::open();

@@ -73,8 +73,11 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
       memcpy(staged + length, tr, trailer_size);
       from = staged;
     }
-    if (__builtin_expect(d.net->inject(rank, from, total, imm) != net::status::ok, 0))
+    if (__builtin_expect(d.net->inject(rank, from, total, imm) != net::status::ok, 0)) {
+      LCI_PROF_INC(d, retries);
       return LCI_ERR_RETRY;
+    }
+    LCI_PROF_INC(d, sent);
     if (comp)
       signal_medium(comp, rank, tag, address, length, user_context);
     else if (own_buffer)
@@ -91,7 +94,10 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
     from = static_cast<char*>(address);
   } else {
     p = d.get_send_packet();
-    if (__builtin_expect(p == nullptr, 0)) return LCI_ERR_RETRY;
+    if (__builtin_expect(p == nullptr, 0)) {
+      LCI_PROF_INC(d, retries);
+      return LCI_ERR_RETRY;
+    }
     memcpy(p->payload(), address, length);
     from = p->payload();
   }
@@ -110,8 +116,10 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
           d.net->post_send(rank, from, total, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {
     if (tracked) tracked->end_local();
     if (!own_buffer) d.put_packet(p);
+    LCI_PROF_INC(d, retries);
     return LCI_ERR_RETRY;
   }
+  LCI_PROF_INC(d, sent);
   if (!own_buffer && !comp && address)
     if (device* owner = foreign_pool_owner(address))
       owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
