@@ -39,6 +39,10 @@ std::atomic<int> failures{0};
 
 constexpr LCI_tag_t fiber_base = 0, tbb_base = 20000, go_tag = 30000, late_tag = 30001;
 
+// Receives complete into synchronizers, so they use an endpoint whose
+// message port signals synchronizers (LCI_UR_ENDPOINT's signals a queue).
+LCI_endpoint_t g_ep;
+
 uint64_t value_of(LCI_tag_t tag) { return 0x5eed0000ull + 7ull * tag; }
 
 void send_value(LCI_tag_t tag) {
@@ -46,9 +50,11 @@ void send_value(LCI_tag_t tag) {
   memset(&v, 0, sizeof(v));
   const uint64_t x = value_of(tag);
   memcpy(&v, &x, sizeof(x));
-  while (LCI_sends(LCI_UR_ENDPOINT, v, 1 - LCI_RANK, tag) == LCI_ERR_RETRY) {
+  LCI_error_t rc;
+  while ((rc = LCI_sends(g_ep, v, 1 - LCI_RANK, tag)) == LCI_ERR_RETRY) {
     if (LCIX_fiber_yield() != LCI_OK) std::this_thread::yield();
   }
+  EXPECT(rc == LCI_OK, "LCI_sends of tag %u returned %d", tag, rc);
 }
 
 // Posts a receive of `tag` from the peer with its own synchronizer, waits,
@@ -57,8 +63,14 @@ void recv_and_check(LCI_tag_t tag) {
   LCI_comp_t sync;
   LCI_sync_create(LCI_UR_DEVICE, 1, &sync);
   void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(tag) + 1);
-  while (LCI_recvs(LCI_UR_ENDPOINT, 1 - LCI_RANK, tag, sync, ctx) == LCI_ERR_RETRY) {
+  LCI_error_t rc;
+  while ((rc = LCI_recvs(g_ep, 1 - LCI_RANK, tag, sync, ctx)) == LCI_ERR_RETRY) {
     if (LCIX_fiber_yield() != LCI_OK) std::this_thread::yield();
+  }
+  EXPECT(rc == LCI_OK, "LCI_recvs of tag %u returned %d", tag, rc);
+  if (rc != LCI_OK) {  // nothing will ever signal it
+    LCI_sync_free(&sync);
+    return;
   }
   LCI_request_t r;
   EXPECT(LCI_sync_wait(sync, &r) == LCI_OK, "LCI_sync_wait");
@@ -121,8 +133,14 @@ void phase_sleep() {
   std::thread waiter([&] {
     LCI_comp_t sync;
     LCI_sync_create(LCI_UR_DEVICE, 1, &sync);
-    while (LCI_recvs(LCI_UR_ENDPOINT, 1, late_tag, sync, &cpu) == LCI_ERR_RETRY)
+    LCI_error_t rc;
+    while ((rc = LCI_recvs(g_ep, 1, late_tag, sync, &cpu)) == LCI_ERR_RETRY)
       std::this_thread::yield();
+    EXPECT(rc == LCI_OK, "LCI_recvs of the late message returned %d", rc);
+    if (rc != LCI_OK) {
+      LCI_sync_free(&sync);
+      return;
+    }
     send_value(go_tag);
     const auto w0 = std::chrono::steady_clock::now();
     const double c0 = thread_cpu_seconds();
@@ -157,6 +175,12 @@ int main(int argc, char** argv) {
     LCI_finalize();
     return 1;
   }
+  LCI_plist_t plist;
+  LCI_plist_create(&plist);
+  LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, LCI_COMPLETION_SYNC);
+  LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, LCI_COMPLETION_SYNC);
+  LCI_endpoint_init(&g_ep, LCI_UR_DEVICE, plist);
+  LCI_plist_free(&plist);
   std::atomic<bool> stop{false};
   std::thread progress([&] {
     while (!stop.load(std::memory_order_relaxed)) LCI_progress(LCI_UR_DEVICE);
@@ -167,6 +191,7 @@ int main(int argc, char** argv) {
   stop.store(true);
   progress.join();
   LCI_barrier();
+  LCI_endpoint_free(&g_ep);
   LCI_finalize();
   if (!failures) printf("rank %d: waiting passed\n", LCI_RANK);
   return failures ? 1 : 0;
