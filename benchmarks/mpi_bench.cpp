@@ -14,8 +14,8 @@
 //            and yield every 64 empty tests (bench::poll_until), like the
 //            LCI and raw programs.
 //
-// Run with two ranks: mpiexec.hydra -n 2 mpi_bench (MPICH) or
-// mpirun.openmpi -n 2 mpi_bench, whichever MPI it was built against.
+// Built against MPICH (LCI_WITH_MPI); run with two ranks: mpiexec.hydra -n 2
+// mpi_bench.
 #include <mpi.h>
 
 #include <algorithm>
