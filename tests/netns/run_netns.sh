@@ -96,8 +96,18 @@ ip netns add "${ns[1]}" || fail "ip netns add ${ns[1]}"
 if ! err=$(ip link add "$iface" netns "${ns[0]}" type veth peer name "$iface" netns "${ns[1]}" 2>&1); then
   skip "cannot create a veth pair: $err"
 fi
-if ! err=$(ip netns exec "${ns[0]}" true 2>&1); then
-  skip "cannot enter a network namespace (ip netns exec): $err"
+# How ranks enter a namespace: `ip netns exec` also remounts /sys for the
+# namespace, which fails where / is not a mount point (a chroot, such as a
+# fresh-root CI run); `nsenter --net` only joins the network namespace, which
+# is all the ranks need. Both exec the program in the same process, as
+# lcrun --prefix requires.
+if ip netns exec "${ns[0]}" true >/dev/null 2>&1; then
+  enter="ip netns exec ${base}{host}"
+elif ! err=$(nsenter --net="/run/netns/${ns[0]}" true 2>&1); then
+  skip "cannot enter a network namespace (ip netns exec, nsenter --net): $err"
+else
+  enter="nsenter --net=/run/netns/${base}{host}"
+  echo "run_netns.sh: ip netns exec cannot remount /sys here; ranks enter with nsenter --net"
 fi
 for i in 0 1; do
   ip -n "${ns[$i]}" link set lo up || fail "lo up in ${ns[$i]}"
@@ -110,16 +120,17 @@ done
 for try in $(seq 1 100); do
   up=0
   for i in 0 1; do
-    state=$(ip netns exec "${ns[$i]}" cat "/sys/class/net/$iface/operstate" 2>/dev/null)
-    [ "$state" = up ] && up=$((up + 1))
+    ip -n "${ns[$i]}" -o link show dev "$iface" 2>/dev/null | grep -q ' state UP ' && up=$((up + 1))
   done
   [ "$up" -eq 2 ] && break
   [ "$try" -lt 100 ] || fail "$iface did not come up in 10 s"
   sleep 0.1
 done
 
-tx_bytes() {  # namespace index
-  ip netns exec "${ns[$1]}" cat "/sys/class/net/$iface/statistics/tx_bytes"
+tx_bytes() {  # namespace index; `ip -s` prints "TX: bytes ..." then the numbers
+  local n
+  n=$(ip -n "${ns[$1]}" -s link show dev "$iface" | awk '/TX:/ { getline; print $1; exit }')
+  [ -n "$n" ] && echo "$n"
 }
 
 # run_phase NAME NP ARGS...
@@ -130,7 +141,7 @@ run_phase() {
   before0=$(tx_bytes 0) && before1=$(tx_bytes 1) || fail "cannot read the byte counters"
   echo "run_netns.sh: $name: lcrun -n $np --hosts 2 on ${ns[0]} and ${ns[1]}"
   env FI_PROVIDER=tcp FI_TCP_IFACE=$iface LCI_LOG_LEVEL=info LCRUN_TIMEOUT=${LCRUN_TIMEOUT:-120} \
-    "$lcrun" -n "$np" --hosts 2 --prefix "ip netns exec ${base}{host}" "$prog" "$name" "$@" \
+    "$lcrun" -n "$np" --hosts 2 --prefix "$enter" "$prog" "$name" "$@" \
     >"$work/$name.out" 2>"$work/$name.err" &
   # In the background, so that a signal to this script runs its trap at once.
   lcrun_pid=$!
@@ -173,7 +184,7 @@ run_rank_failure() {
   local start end status
   start=$(date +%s%N)
   env FI_PROVIDER=tcp FI_TCP_IFACE=$iface LCRUN_TIMEOUT=60 \
-    "$lcrun" -n 4 --hosts 2 --prefix "ip netns exec ${base}{host}" "$prog_rf" --mode kill \
+    "$lcrun" -n 4 --hosts 2 --prefix "$enter" "$prog_rf" --mode kill \
     --victim 1 --wait-seconds 30 >"$work/rank_failure.out" 2>"$work/rank_failure.err" &
   lcrun_pid=$!
   wait "$lcrun_pid"
