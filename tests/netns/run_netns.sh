@@ -96,23 +96,25 @@ ip netns add "${ns[1]}" || fail "ip netns add ${ns[1]}"
 if ! err=$(ip link add "$iface" netns "${ns[0]}" type veth peer name "$iface" netns "${ns[1]}" 2>&1); then
   skip "cannot create a veth pair: $err"
 fi
-# How ranks enter a namespace: `ip netns exec` also remounts /sys for the
-# namespace, which fails where / is not a mount point (a chroot, such as a
-# fresh-root CI run); `nsenter --net` only joins the network namespace, which
-# is all the ranks need. Both exec the program in the same process, as
-# lcrun --prefix requires.
+# How ranks (and this script's ip commands) enter a namespace: `ip netns
+# exec` and `ip -n` also remount /sys for the namespace, which fails where / is
+# not a mount point (a chroot, such as a fresh-root CI run); `nsenter --net`
+# only joins the network namespace, which is all they need. Both exec the
+# program in the same process, as lcrun --prefix requires.
 if ip netns exec "${ns[0]}" true >/dev/null 2>&1; then
   enter="ip netns exec ${base}{host}"
+  in_ns() { local i=$1; shift; ip netns exec "${ns[$i]}" "$@"; }
 elif ! err=$(nsenter --net="/run/netns/${ns[0]}" true 2>&1); then
   skip "cannot enter a network namespace (ip netns exec, nsenter --net): $err"
 else
   enter="nsenter --net=/run/netns/${base}{host}"
+  in_ns() { local i=$1; shift; nsenter --net="/run/netns/${ns[$i]}" "$@"; }
   echo "run_netns.sh: ip netns exec cannot remount /sys here; ranks enter with nsenter --net"
 fi
 for i in 0 1; do
-  ip -n "${ns[$i]}" link set lo up || fail "lo up in ${ns[$i]}"
-  ip -n "${ns[$i]}" addr add "${addr[$i]}" dev "$iface" || fail "address in ${ns[$i]}"
-  ip -n "${ns[$i]}" link set "$iface" up || fail "$iface up in ${ns[$i]}"
+  in_ns "$i" ip link set lo up || fail "lo up in ${ns[$i]}"
+  in_ns "$i" ip addr add "${addr[$i]}" dev "$iface" || fail "address in ${ns[$i]}"
+  in_ns "$i" ip link set "$iface" up || fail "$iface up in ${ns[$i]}"
 done
 # The link must be up (carrier on both ends) before the ranks start: libfabric
 # lists only running interfaces, and a rank that starts too early publishes
@@ -120,7 +122,7 @@ done
 for try in $(seq 1 100); do
   up=0
   for i in 0 1; do
-    ip -n "${ns[$i]}" -o link show dev "$iface" 2>/dev/null | grep -q ' state UP ' && up=$((up + 1))
+    in_ns "$i" ip -o link show dev "$iface" 2>/dev/null | grep -q ' state UP ' && up=$((up + 1))
   done
   [ "$up" -eq 2 ] && break
   [ "$try" -lt 100 ] || fail "$iface did not come up in 10 s"
@@ -129,7 +131,7 @@ done
 
 tx_bytes() {  # namespace index; `ip -s` prints "TX: bytes ..." then the numbers
   local n
-  n=$(ip -n "${ns[$1]}" -s link show dev "$iface" | awk '/TX:/ { getline; print $1; exit }')
+  n=$(in_ns "$1" ip -s link show dev "$iface" | awk '/TX:/ { getline; print $1; exit }')
   [ -n "$n" ] && echo "$n"
 }
 
