@@ -26,6 +26,7 @@ const char* kind_name(handle_kind k) {
     case handle_kind::sync: return "synchronizer";
     case handle_kind::handler: return "handler";
     case handle_kind::segment: return "segment";
+    case handle_kind::collective: return "collective";
   }
   return "object";
 }

@@ -11,7 +11,7 @@
 
 namespace lci::debug {
 
-enum class handle_kind { device, endpoint, plist, queue, sync, handler, segment };
+enum class handle_kind { device, endpoint, plist, queue, sync, handler, segment, collective };
 
 #if LCI_ENABLE_DEBUG
 inline constexpr bool enabled = true;

@@ -5,6 +5,16 @@
 //   LCI_PMI=lcrun|pmi1|pmix|local  explicit override; fatal when the named
 //                                  bootstrap is not built or its launcher
 //                                  variables are missing;
+//   LCT_PMI_BACKEND=LIST           LCI 1.7.9's variable, honoured when
+//                                  LCI_PMI is not set: a list of pmi1, pmi2,
+//                                  pmix, local (separated by spaces, ';' or
+//                                  ','), tried in order; the first whose
+//                                  launcher variables are set wins (local
+//                                  always). pmi1 and pmi2 both mean our PMI-1
+//                                  client (Slurm's mpi/pmi2 plugin and Hydra
+//                                  answer PMI-1 on the same PMI_FD). 1.7.9's
+//                                  file and mpi are skipped (not provided);
+//                                  fatal when nothing in the list is usable;
 //   PMI_FD or PMI_PORT set         pmi1, reported as "lcrun" when lcrun set
 //                                  LCI_LCRUN=1 (same protocol, clearer logs);
 //   PMIX_RANK and PMIX_NAMESPACE   pmix (Open MPI's mpirun, PRRTE,
@@ -99,6 +109,57 @@ std::string pmix_evidence() {
   return {};
 }
 
+// LCT_PMI_BACKEND (LCI 1.7.9's bootstrap variable): its list tried in order,
+// the first usable entry wins. Called only when LCI_PMI is not set.
+choice choose_lct_backend(const std::string& list) {
+  const std::string var = "LCT_PMI_BACKEND=" + list;
+  std::string skipped;  // "word (why), ..." for the fatal message
+  auto skip = [&skipped](const std::string& word, const std::string& why) {
+    if (!skipped.empty()) skipped += "; ";
+    skipped += word + " (" + why + ")";
+  };
+  bool any = false;
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    const std::size_t end = list.find_first_of(" ;,", pos);
+    const std::string word = list.substr(pos, end == std::string::npos ? end : end - pos);
+    pos = end == std::string::npos ? list.size() : end + 1;
+    if (word.empty()) continue;
+    any = true;
+    if (word == "local") return {"local", var + ": local"};
+    if (word == "pmi1" || word == "pmi2") {
+      if (pmi1_available()) {
+        const char* fd_or_port = env_set("PMI_FD") ? "PMI_FD" : "PMI_PORT";
+        return {"pmi1", var + ": " + word + ", " + fd_or_port + " is set" +
+                            (word == "pmi2" ? " (served by the PMI-1 client)" : "")};
+      }
+      skip(word, "neither PMI_FD nor PMI_PORT is set");
+      continue;
+    }
+    if (word == "pmix") {
+      if (!pmix_built) {
+        skip(word, "LCI was built without PMIx");
+        continue;
+      }
+      const std::string evidence = pmix_evidence();
+      if (!evidence.empty()) return {"pmix", var + ": pmix, " + evidence};
+      skip(word, "neither PMIX_RANK/PMIX_NAMESPACE nor PMIX_SERVER_URI* is set");
+      continue;
+    }
+    if (word == "file" || word == "mpi") {
+      skip(word, "LCI 1.7.9's " + word + " bootstrap is not provided by this LCI");
+      continue;
+    }
+    detail::fatal(var + ": '" + word +
+                  "' is not one of: pmi1, pmi2, pmix, local (LCI_PMI, which takes "
+                  "precedence, names lcrun, pmi1, pmix, local)");
+  }
+  if (!any) detail::fatal(var + " names no bootstrap; give one or more of: pmi1, pmi2, pmix, local");
+  detail::fatal(var + ": none of the listed bootstraps can be used: " + skipped +
+                "; start the program with a launcher that provides one, add local to run as a "
+                "job of one, or unset LCT_PMI_BACKEND");
+}
+
 }  // namespace
 
 choice choose() {
@@ -109,7 +170,12 @@ choice choose() {
 
   if (env_set("LCI_PMI")) {
     const std::string name = std::getenv("LCI_PMI");
-    const std::string reason = "LCI_PMI=" + name;
+    // LCI_PMI decides over LCI 1.7.9's LCT_PMI_BACKEND; say so when both are set.
+    const std::string reason =
+        "LCI_PMI=" + name +
+        (env_set("LCT_PMI_BACKEND")
+             ? std::string(", which overrides LCT_PMI_BACKEND=") + std::getenv("LCT_PMI_BACKEND")
+             : std::string());
     if (name == "local") return {"local", reason};
     if (name == "lcrun" || name == "pmi1") {
       if (!pmi1_available())
@@ -131,6 +197,7 @@ choice choose() {
     }
     detail::fatal("LCI_PMI='" + name + "' is not one of: lcrun, pmi1, pmix, local");
   }
+  if (env_set("LCT_PMI_BACKEND")) return choose_lct_backend(std::getenv("LCT_PMI_BACKEND"));
   if (pmi1_available()) {
     const char* var = env_set("PMI_FD") ? "PMI_FD" : "PMI_PORT";
     if (under_lcrun) return {"lcrun", std::string(var) + " and LCI_LCRUN=1 are set"};

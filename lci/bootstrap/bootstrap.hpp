@@ -8,7 +8,9 @@
 // Hydra and Slurm's --mpi=pmi2), pmix (the PMIx client library: Open MPI's
 // mpirun, PRRTE, srun --mpi=pmix; built only where PMIx is found), local (a
 // job of one process). open() picks one from the environment;
-// LCI_PMI=lcrun|pmi1|pmix|local overrides the choice.
+// LCI_PMI=lcrun|pmi1|pmix|local overrides the choice, and so, when LCI_PMI
+// is not set, does LCI 1.7.9's LCT_PMI_BACKEND (a list of pmi1, pmi2, pmix,
+// local; pmi2 is served by the PMI-1 client).
 #pragma once
 
 #include <memory>
@@ -55,10 +57,12 @@ bool decode_hex(const std::string& text, std::vector<unsigned char>* out);
 // launcher is contacted), so lci_info and logs can explain the choice.
 struct choice {
   const char* name;    // as bootstrap::name() will report it
-  std::string reason;  // e.g. "LCI_PMI=pmix", "PMIX_RANK and PMIX_NAMESPACE are set"
+  std::string reason;  // e.g. "LCI_PMI=pmix", "PMIX_RANK and PMIX_NAMESPACE are set",
+                       // "LCT_PMI_BACKEND=pmix;pmi2: pmi2, PMI_FD is set (...)"
 };
 // Fatal, with a message, on a malformed LCI_PMI or one naming a bootstrap
-// that is not built or whose launcher variables are missing.
+// that is not built or whose launcher variables are missing, and on an
+// LCT_PMI_BACKEND with an unknown name or no usable entry.
 choice choose();
 // "name (reason)", the one-line form of choose().
 std::string describe_choice();
@@ -69,5 +73,18 @@ const char* built_bootstraps();
 // Opens the bootstrap chosen by the environment (see choose()). Fatal, with
 // a message, if the environment names a launcher that cannot be reached.
 std::unique_ptr<bootstrap> open();
+
+}  // namespace lci::bootstrap
+
+namespace lci::bootstrap {
+
+// The process's one shared bootstrap (lci/bootstrap/shared.cpp): a launcher
+// such as lcrun hands a process a single PMI connection, so LCI_initialize
+// and LCT_pmi_initialize must share it. acquire() opens it on the first
+// call (as open() would) and counts references; release() closes it when
+// the count returns to 0 (fatal without a matching acquire). Both are
+// thread-safe; the reference stays valid until the matching release().
+bootstrap& acquire();
+void release();
 
 }  // namespace lci::bootstrap

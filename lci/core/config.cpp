@@ -31,7 +31,7 @@ LCI_endpoint_t LCI_UR_ENDPOINT = nullptr;
 LCI_comp_t LCI_UR_CQ = nullptr;
 
 int LCI_PACKET_RETURN_THRESHOLD = 1024, LCI_IBV_USE_ODP = 0, LCI_TOUCH_LBUFFER = 0,
-    LCI_USE_DREG = 0, LCI_IBV_USE_PREFETCH = 0, LCI_PACKET_SIZE = LCI_PACKET_SIZE_DEFAULT,
+    LCI_USE_DREG = LCI_USE_DREG_DEFAULT, LCI_IBV_USE_PREFETCH = 0, LCI_PACKET_SIZE = LCI_PACKET_SIZE_DEFAULT,
     LCI_SERVER_NUM_PKTS = LCI_SERVER_NUM_PKTS_DEFAULT,
     LCI_SERVER_MAX_SENDS = LCI_SERVER_MAX_SENDS_DEFAULT,
     LCI_SERVER_MAX_RECVS = LCI_SERVER_MAX_RECVS_DEFAULT,
@@ -87,7 +87,7 @@ entry table[] = {
     {"LCI_SERVER_MAX_RECVS", kind::integer, &LCI_SERVER_MAX_RECVS, LCI_SERVER_MAX_RECVS_DEFAULT, "receive packets kept posted"},
     {"LCI_SERVER_MAX_CQES", kind::integer, &LCI_SERVER_MAX_CQES, LCI_SERVER_MAX_CQES_DEFAULT, "accepted, no effect"},
     {"LCI_PACKET_RETURN_THRESHOLD", kind::integer, &LCI_PACKET_RETURN_THRESHOLD, 1024, "accepted, no effect"},
-    {"LCI_USE_DREG", kind::integer, &LCI_USE_DREG, 0, "registration cache for LCI_SEGMENT_ALL"},
+    {"LCI_USE_DREG", kind::integer, &LCI_USE_DREG, LCI_USE_DREG_DEFAULT, "registration cache for LCI_SEGMENT_ALL"},
     {"LCI_IBV_USE_ODP", kind::integer, &LCI_IBV_USE_ODP, 0, "verbs on-demand paging"},
     {"LCI_IBV_USE_PREFETCH", kind::integer, &LCI_IBV_USE_PREFETCH, 0, "accepted, no effect"},
     {"LCI_BACKEND", kind::backend, &g_backend_request, 0, "ofi|ibv (unset: ibv if an active verbs port exists, else ofi)"},

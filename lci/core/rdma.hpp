@@ -65,9 +65,11 @@ struct rdv_op {
 };
 
 // ---- origin calls (return LCI_ERR_RETRY with no effect) --------------------
+// `always_signal`: signal `comp` even when the endpoint's command port is
+// LCI_COMPLETION_NONE (LCI's own sends, e.g. those of the collectives).
 LCI_error_t start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank, LCI_tag_t tag,
                             LCI_comp_t comp, void* user_context, bool alloc_at_target,
-                            uintptr_t remote_comp);
+                            uintptr_t remote_comp, bool always_signal = false);
 LCI_error_t start_send_iovec(endpoint* ep, const LCI_iovec_t& iov, int rank, LCI_tag_t tag,
                              LCI_comp_t comp, void* user_context, bool alloc_at_target,
                              uintptr_t remote_comp);

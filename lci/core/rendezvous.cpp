@@ -244,7 +244,7 @@ LCI_error_t send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
 
 LCI_error_t start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank, LCI_tag_t tag,
                             LCI_comp_t comp, void* user_context, bool alloc_at_target,
-                            uintptr_t remote_comp) {
+                            uintptr_t remote_comp, bool always_signal) {
   device& d = *ep->dev;
   if (!d.backlog_empty()) return LCI_ERR_RETRY;
   auto* op = new rdv_op;
@@ -253,7 +253,7 @@ LCI_error_t start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank,
   op->ep = ep;
   op->rank = rank;
   op->tag = tag;
-  op->comp = ep->cmd_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  op->comp = ep->cmd_comp_type == LCI_COMPLETION_NONE && !always_signal ? nullptr : comp;
   op->user_context = user_context;
   op->lbuffer = buffer;
   op->local.push_back(static_cast<char*>(buffer.address));

@@ -190,10 +190,13 @@ void runtime_initialize() {
 #endif
   g_runtime = new runtime;
   runtime& rt = *g_runtime;
-  rt.boot = bootstrap::open();
+  rt.boot = &bootstrap::acquire();
   LCI_RANK = rt.boot->rank();
   LCI_NUM_PROCESSES = rt.boot->size();
   log_set_rank(LCI_RANK);
+  // As in LCI 1.7.9: programs may use LCT's logging after LCI_initialize.
+  LCT_init();
+  LCT_set_rank(LCI_RANK);
   LCI_NUM_DEVICES = 0;
 
   device* d = device_create();
@@ -226,6 +229,8 @@ void runtime_finalize() {
   free_handlers();
   delete g_runtime;
   g_runtime = nullptr;
+  bootstrap::release();
+  LCT_fina();
 }
 
 }  // namespace lci

@@ -32,7 +32,9 @@ struct plist {
 };
 
 struct runtime {
-  std::unique_ptr<bootstrap::bootstrap> boot;
+  // The process's shared bootstrap (bootstrap::acquire), also used by
+  // LCT_pmi_*; released by runtime_finalize.
+  bootstrap::bootstrap* boot = nullptr;
   int next_device_index = 0;     // device groups, in creation order
   uint32_t next_endpoint_index = 0;
   uint32_t barrier_seq = 0;

@@ -180,16 +180,18 @@ inline void complete_recv(device& d, recv_ctx* c, packet* p) {
 }
 
 // Posts a receive; completes it at once if its message already arrived.
+// `always_signal`: signal `comp` even when the endpoint's message port is
+// LCI_COMPLETION_NONE (LCI's own receives, e.g. those of the collectives).
 inline LCI_error_t post_recv(endpoint* ep, msg_kind kind, int rank, LCI_tag_t tag,
                              void* buffer, size_t capacity, bool want_packet, LCI_comp_t comp,
                              void* user_context, LCI_segment_t segment = nullptr,
-                             const LCI_iovec_t* iov = nullptr) {
+                             const LCI_iovec_t* iov = nullptr, bool always_signal = false) {
   device& d = *ep->dev;
   recv_ctx* c = d.get_ctx();
   c->segment = segment;
   c->iov.lbuffers = nullptr;
   if (iov) c->iov = *iov;
-  c->comp = ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  c->comp = ep->msg_comp_type == LCI_COMPLETION_NONE && !always_signal ? nullptr : comp;
   c->user_context = user_context;
   c->ep = ep;
   c->buffer = buffer;

@@ -7,6 +7,8 @@
 #ifndef LCI_H
 #define LCI_H
 
+#include "lct.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdbool.h>
@@ -356,6 +358,41 @@ LCI_API LCI_error_t LCIX_fiber_spawn(LCIX_fiber_pool_t pool, void (*fn)(void*), 
 LCI_API LCI_error_t LCIX_fiber_yield(void);
 LCI_API LCI_error_t LCIX_fiber_pool_join(LCIX_fiber_pool_t pool);
 LCI_API LCI_error_t LCIX_fiber_pool_free(LCIX_fiber_pool_t* pool);
+
+/* Collectives (LCI 1.7.9's LCIX collectives). Non-blocking, over all
+ * processes, on the two-sided messages of a rank+tag matching endpoint. Every
+ * process passes the same tag (and root), unused by other traffic on `ep`
+ * until the collective completed there, and buffers of equal length (medium
+ * forms: at most LCI_MEDIUM_SIZE). A tag may be reused by the next collective
+ * once the previous one completed on this process. The buffer is LCI's until
+ * completion. The start call stores a handle in *coll (NULL if the
+ * collective is already complete, e.g. with one process); call
+ * LCIX_coll_progress(&coll), plus LCI_progress on ep's device, until coll is
+ * NULL. Completion uses the endpoint's message-port completion type:
+ * {LCI_OK, rank -1, tag, LCI_MEDIUM (barrier, bcastm, allreducem) or LCI_LONG
+ * (bcastl, allreducel), the buffer ({NULL, 0} for the barrier),
+ * user_context}. `op` folds `length` bytes at src into dest and must be
+ * commutative. LCIX_allreducem returns LCI_ERR_RETRY (no effect) when no
+ * medium buffer is free; the others return LCI_OK. One thread per handle. */
+struct LCIX_collective_s;
+typedef struct LCIX_collective_s* LCIX_collective_t;
+typedef void (*LCI_op_t)(void* dest, const void* src, size_t length);
+
+LCI_API LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll);
+LCI_API LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t completion,
+                                 void* user_context, LCIX_collective_t* coll);
+LCI_API LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root,
+                                LCI_tag_t tag, LCI_comp_t completion, void* user_context,
+                                LCIX_collective_t* coll);
+LCI_API LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root,
+                                LCI_tag_t tag, LCI_comp_t completion, void* user_context,
+                                LCIX_collective_t* coll);
+LCI_API LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op,
+                                    LCI_tag_t tag, LCI_comp_t completion, void* user_context,
+                                    LCIX_collective_t* coll);
+LCI_API LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_op_t op,
+                                    LCI_tag_t tag, LCI_comp_t completion, void* user_context,
+                                    LCIX_collective_t* coll);
 
 #ifdef __cplusplus
 }

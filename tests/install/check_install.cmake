@@ -1,5 +1,10 @@
-# Installs the build tree into a fresh prefix, then builds and runs a
-# consumer through find_package(LCI) and one through pkg-config.
+# Installs the build tree into a scratch prefix, then builds and runs against
+# it what clients of LCI 1.7.9 do:
+#   consumer      C,   find_package(LCI) through CMAKE_PREFIX_PATH, LCI::lci
+#   consumer_cxx  C++, find_package(LCI CONFIG HINTS $LCI_ROOT PATH_SUFFIXES
+#                 lib/cmake lib64/cmake), LCI_VERSION/LCI_WITH_LCT_ONLY, LCI::LCI
+#   consumer_lct  C,   LCI::LCT alone (liblci must not be linked)
+#   pkg-config    liblci and lci (C), lct (LCT alone)
 # Variables: BUILD (build tree), SRC (this folder), WORK (scratch folder), CC.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -14,26 +19,61 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
-foreach(f include/lci.h include/lci_config.h bin/lcrun lib/liblci.so
-          lib/cmake/LCI/LCIConfig.cmake lib/pkgconfig/lci.pc)
+foreach(f include/lci.h include/lci_config.h include/lct.h bin/lcrun lib/liblci.so lib/liblct.so
+          lib/cmake/LCI/LCIConfig.cmake lib/cmake/LCI/LCIConfigVersion.cmake
+          lib/pkgconfig/lci.pc lib/pkgconfig/liblci.pc lib/pkgconfig/lct.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
 
-# find_package(LCI), target LCI::lci
+# C, CMAKE_PREFIX_PATH, LCI::lci
 run(${CMAKE_COMMAND} -S ${SRC}/consumer -B ${WORK}/consumer -DCMAKE_PREFIX_PATH=${prefix}
     -DCMAKE_BUILD_RPATH=${prefix}/lib)
 run(${CMAKE_COMMAND} --build ${WORK}/consumer)
 run(${prefix}/bin/lcrun -n 2 ${WORK}/consumer/consumer)
 
-# pkg-config: cc main.c $(pkg-config --cflags --libs lci)
+# C++, HINTS from the LCI_ROOT environment variable, LCI::LCI
+set(ENV{LCI_ROOT} ${prefix})
+run(${CMAKE_COMMAND} -S ${SRC}/consumer_cxx -B ${WORK}/consumer_cxx -DCMAKE_BUILD_RPATH=${prefix}/lib)
+unset(ENV{LCI_ROOT})
+run(${CMAKE_COMMAND} --build ${WORK}/consumer_cxx)
+run(${prefix}/bin/lcrun -n 2 ${WORK}/consumer_cxx/consumer_cxx)
+
+# LCT alone
+run(${CMAKE_COMMAND} -S ${SRC}/consumer_lct -B ${WORK}/consumer_lct -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_BUILD_RPATH=${prefix}/lib)
+run(${CMAKE_COMMAND} --build ${WORK}/consumer_lct)
+execute_process(COMMAND readelf -d ${WORK}/consumer_lct/consumer_lct OUTPUT_VARIABLE needed)
+if(needed MATCHES "liblci")
+  message(FATAL_ERROR "consumer_lct links liblci although it asked for LCI::LCT only:\n${needed}")
+endif()
+run(${WORK}/consumer_lct/consumer_lct)
+
+# pkg-config: cc main.c $(pkg-config --cflags --libs liblci), and lci
 set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
-execute_process(COMMAND pkg-config --cflags --libs lci OUTPUT_VARIABLE flags
+foreach(module liblci lci)
+  execute_process(COMMAND pkg-config --cflags --libs ${module} OUTPUT_VARIABLE flags
+                  RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config does not know ${module}")
+  endif()
+  execute_process(COMMAND pkg-config --modversion ${module} OUTPUT_VARIABLE version
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT version STREQUAL "1.7.9")
+    message(FATAL_ERROR "pkg-config --modversion ${module} gives '${version}', expected 1.7.9")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  run(${CC} -std=c99 ${SRC}/consumer/main.c ${flags} -Wl,-rpath,${prefix}/lib
+      -o ${WORK}/consumer_pc_${module})
+  run(${prefix}/bin/lcrun -n 2 ${WORK}/consumer_pc_${module})
+endforeach()
+execute_process(COMMAND pkg-config --cflags --libs lct OUTPUT_VARIABLE flags
                 RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "pkg-config does not know lci")
+  message(FATAL_ERROR "pkg-config does not know lct")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
-run(${CC} -std=c99 ${SRC}/consumer/main.c ${flags} -Wl,-rpath,${prefix}/lib -o ${WORK}/consumer_pc)
-run(${prefix}/bin/lcrun -n 2 ${WORK}/consumer_pc)
+run(${CC} -std=c99 ${SRC}/consumer_lct/main.c ${flags} -Wl,-rpath,${prefix}/lib
+    -o ${WORK}/consumer_lct_pc)
+run(${WORK}/consumer_lct_pc)

@@ -35,7 +35,7 @@ class env_guard {
  public:
   env_guard(std::initializer_list<std::pair<const char*, const char*>> vars) {
     for (const char* name : {"PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", "LCI_PMI",
-                             "LCI_LCRUN"})
+                             "LCI_LCRUN", "LCT_PMI_BACKEND", "PMIX_RANK", "PMIX_NAMESPACE"})
       set(name, nullptr);
     for (const auto& v : vars) set(v.first, v.second);
   }
@@ -501,6 +501,84 @@ TEST_CASE("open() honours LCI_PMI") {
     INFO(r.err);
     CHECK(r.status == 1);
     CHECK(r.err.find("lcrun -n N") != std::string::npos);
+  }
+}
+
+TEST_CASE("LCT_PMI_BACKEND (LCI 1.7.9) picks the first usable bootstrap of its list") {
+  using lci::bootstrap::choose;
+  {
+    // srun --mpi=pmi2: PMI_FD is set, no PMIx variables; pmix is skipped
+    // and pmi2 is served by the PMI-1 client.
+    env_guard env({{"LCT_PMI_BACKEND", "pmix;pmi2;pmi1;local"}, {"PMI_FD", "987"}});
+    auto c = choose();
+    CHECK(std::string(c.name) == "pmi1");
+    CHECK(c.reason == "LCT_PMI_BACKEND=pmix;pmi2;pmi1;local: pmi2, PMI_FD is set "
+                      "(served by the PMI-1 client)");
+  }
+  {
+    env_guard env({{"LCT_PMI_BACKEND", "pmi1"}, {"PMI_PORT", "localhost:1"}});
+    auto c = choose();
+    CHECK(std::string(c.name) == "pmi1");
+    CHECK(c.reason == "LCT_PMI_BACKEND=pmi1: pmi1, PMI_PORT is set");
+  }
+  {
+    // Separators: spaces and commas too; nothing usable before local.
+    env_guard env({{"LCT_PMI_BACKEND", " pmi2, mpi file local"}});
+    auto c = choose();
+    CHECK(std::string(c.name) == "local");
+    CHECK(c.reason == "LCT_PMI_BACKEND= pmi2, mpi file local: local");
+    auto bs = lci::bootstrap::open();
+    CHECK(std::string(bs->name()) == "local");
+  }
+  {
+    // It outranks the launcher variables, as LCI_PMI does.
+    env_guard env({{"LCT_PMI_BACKEND", "local"}, {"PMI_FD", "987"}});
+    CHECK(std::string(choose().name) == "local");
+  }
+  {
+    // LCI_PMI wins, and the reason says which variable decided.
+    env_guard env({{"LCI_PMI", "local"}, {"LCT_PMI_BACKEND", "pmi2"}, {"PMI_FD", "987"}});
+    auto c = choose();
+    CHECK(std::string(c.name) == "local");
+    CHECK(c.reason == "LCI_PMI=local, which overrides LCT_PMI_BACKEND=pmi2");
+  }
+  if (std::string(lci::bootstrap::built_bootstraps()).find("pmix") != std::string::npos) {
+    env_guard env({{"LCT_PMI_BACKEND", "pmix,pmi1"}, {"PMIX_RANK", "0"},
+                   {"PMIX_NAMESPACE", "ns"}, {"PMI_FD", "987"}});
+    auto c = choose();
+    CHECK(std::string(c.name) == "pmix");
+    CHECK(c.reason == "LCT_PMI_BACKEND=pmix,pmi1: pmix, PMIX_RANK and PMIX_NAMESPACE are set");
+  }
+  {
+    auto r = run_in_child([] {
+      env_guard env({{"LCT_PMI_BACKEND", "pmi1;bogus"}});
+      (void)choose();
+    });
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(r.err.find("LCT_PMI_BACKEND=pmi1;bogus: 'bogus' is not one of: pmi1, pmi2, pmix, "
+                     "local") != std::string::npos);
+  }
+  {
+    // Nothing usable: a stop naming each entry and why, not a job of one.
+    auto r = run_in_child([] {
+      env_guard env({{"LCT_PMI_BACKEND", "pmi2;mpi"}});
+      (void)lci::bootstrap::open();
+    });
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(r.err.find("LCT_PMI_BACKEND=pmi2;mpi: none of the listed bootstraps can be used: pmi2 "
+                     "(neither PMI_FD nor PMI_PORT is set); mpi (LCI 1.7.9's mpi bootstrap is "
+                     "not provided by this LCI)") != std::string::npos);
+  }
+  {
+    auto r = run_in_child([] {
+      env_guard env({{"LCT_PMI_BACKEND", " ;, "}});
+      (void)choose();
+    });
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(r.err.find("names no bootstrap") != std::string::npos);
   }
 }
 

@@ -1,0 +1,19 @@
+// Private to liblct: helpers the groups share. Not installed; every symbol
+// here has hidden visibility (the target's default), only LCT_API names
+// leave the library.
+#pragma once
+
+#include <cstdarg>
+#include <string>
+
+namespace lct::detail {
+
+// Prints "LCT <who>: <message>" (printf-style) on stderr and aborts.
+[[noreturn]] void fatal(const char* who, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+// printf into a std::string.
+std::string vformat(const char* format, va_list args);
+std::string format(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace lct::detail
