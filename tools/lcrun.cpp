@@ -21,7 +21,9 @@
 //
 // Invariants:
 //   - lcrun signals a rank only by the pid it forked and only until it has
-//     reaped it, so the pid cannot have been reused by another process;
+//     reaped it, so the pid cannot have been reused by another process; for
+//     the same reason a dead rank's /dev/shm files are removed before it is
+//     reaped (every exit, any status);
 //   - no rank outlives lcrun: on Linux each rank gets SIGKILL when lcrun
 //     dies, even by SIGKILL (PR_SET_PDEATHSIG);
 //   - once the job is being terminated, every rank gets SIGTERM, then SIGKILL
@@ -845,6 +847,14 @@ class job {
     for (int r = 0; r < opts_.nranks; ++r) {
       rank_state& rs = ranks_[r];
       if (!rs.running) continue;
+      // Look first without reaping: a dead rank stays a zombie, so its pid
+      // cannot go to another process while its files are removed.
+      siginfo_t info{};
+      int rc;
+      do rc = ::waitid(P_PID, static_cast<id_t>(rs.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      while (rc < 0 && errno == EINTR);
+      if (rc == 0 && info.si_pid == 0) continue;  // still running
+      if (rc == 0) remove_shm_leftovers(rs.pid);
       int wstatus = 0;
       pid_t got;
       do got = ::waitpid(rs.pid, &wstatus, WNOHANG);
@@ -863,16 +873,27 @@ class job {
     }
   }
 
-  // A rank that died without closing its network endpoints leaves libfabric
-  // shared-memory files named after its pid in /dev/shm ("<pid>:..."); a
-  // later process that gets the same pid could not open its own. Only files
-  // of this (dead) child are removed.
+  // Removes the /dev/shm files that a dead rank left: a rank ended by
+  // SIGKILL, abort() or _exit() cannot remove them itself. LCI names its
+  // shm regions "lci-<pid>-<random>" (lci/backend/ofi/shm_name.hpp);
+  // libfabric's own default, which other libfabric programs use, is
+  // "<pid>:...". Called for every rank that ended, whatever its status, and
+  // before it is reaped: the zombie still holds the pid, so no other process
+  // can own files under it yet. Only lcrun's own user's regular files are
+  // removed.
   static void remove_shm_leftovers(pid_t pid) {
     DIR* dir = opendir("/dev/shm");
     if (!dir) return;
-    const std::string prefix = std::to_string(static_cast<long>(pid)) + ":";
+    const std::string pid_text = std::to_string(static_cast<long>(pid));
+    const std::string prefixes[] = {"lci-" + pid_text + "-", pid_text + ":"};
+    const uid_t self = ::geteuid();
     while (dirent* e = readdir(dir)) {
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+      bool match = false;
+      for (const std::string& prefix : prefixes)
+        if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) match = true;
+      struct stat st;
+      if (match && ::fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISREG(st.st_mode) && st.st_uid == self)
         unlinkat(dirfd(dir), e->d_name, 0);
     }
     closedir(dir);
@@ -880,7 +901,6 @@ class job {
 
   void on_exit(int r, int wstatus) {
     rank_state& rs = ranks_[r];
-    if (!(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) remove_shm_leftovers(rs.pid);
     int code = 0;
     std::string how;
     bool ours = false;

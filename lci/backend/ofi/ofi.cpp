@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "lci/backend/ofi/hints.hpp"
+#include "lci/backend/ofi/shm_name.hpp"
 #include "lci/core/log.hpp"
 
 namespace lci::ofi {
@@ -60,7 +61,15 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
   check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
   check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
+  // shm names its region after the pid unless told otherwise; a random name
+  // cannot collide with a leftover or a planted file (see shm_name.hpp).
+  if (provider_ == "shm") {
+    shm_file_ = make_shm_file_name();
+    std::string address = shm_address(shm_file_);
+    check(fi_setname(&ep_->fid, address.data(), address.size() + 1), "fi_setname");
+  }
   check(fi_enable(ep_), "fi_enable");
+  if (!shm_file_.empty()) track_shm_file(shm_file_);
 
   // Exchange addresses: every rank publishes its own, then inserts all of
   // them in rank order so that fi_addr i is rank i.
@@ -89,6 +98,8 @@ ofi_device::~ofi_device() {
     if (rc) LCI_WARN("libfabric: closing the %s failed: %s", what, fi_strerror(-rc));
   };
   close(ep_ ? &ep_->fid : nullptr, "endpoint");
+  // Closing the endpoint removed its /dev/shm file.
+  if (!shm_file_.empty()) untrack_shm_file(shm_file_);
   close(av_ ? &av_->fid : nullptr, "address vector");
   close(cq_ ? &cq_->fid : nullptr, "completion queue");
   close(domain_ ? &domain_->fid : nullptr, "domain");

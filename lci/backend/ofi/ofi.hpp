@@ -177,6 +177,9 @@ class ofi_device final {
   bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false, mr_virt_addr_ = false;
   uint64_t next_key_ = 1;
   std::string provider_;
+  // On the shm provider: the region's /dev/shm file, named by this device
+  // (shm_name.hpp); empty on other providers.
+  std::string shm_file_;
 };
 
 }  // namespace lci::ofi
