@@ -29,6 +29,9 @@
 //   - once the job is being terminated, every rank gets SIGTERM, then SIGKILL
 //     term_grace later, and lcrun gives up kill_grace after that: the loop
 //     always ends by itself;
+//   - lcrun's memory per rank is bounded: it stops reading a rank's
+//     requests while max_pending_replies bytes of replies wait for the rank
+//     to read them;
 //   - exit status: the worst rank status (exit code, or 128+S for a rank
 //     killed by signal S), not counting ranks that died of the very signal
 //     lcrun sent them; an abort counts its exit code, LCRUN_TIMEOUT 124, a
@@ -69,6 +72,12 @@ using steady = std::chrono::steady_clock;
 constexpr int max_ranks = 4096;
 // A PMI line longer than this is a broken client; values are at most 1 KiB.
 constexpr std::size_t max_line_length = 64 * 1024;
+// lcrun stops reading a rank's requests while this many bytes of replies
+// wait for the rank to read them: a rank that sends without reading then
+// blocks on its own socket instead of growing lcrun's memory. One read
+// (16 KiB of requests) can still add about 1.1 MiB of replies (a get of a
+// 1 KiB value per 16-byte request), so a rank holds at most about 2.1 MiB.
+constexpr std::size_t max_pending_replies = 1024 * 1024;
 constexpr auto term_grace = std::chrono::seconds(2);
 constexpr auto kill_grace = std::chrono::seconds(5);
 // The same limits as MPICH's Hydra, so a program that runs under lcrun also
@@ -432,7 +441,8 @@ struct rank_state {
   pid_t pid = -1;
   int fd = -1;           // lcrun's end of the socketpair; -1 once closed
   std::string in;        // bytes received past the last complete line
-  std::string out;       // replies not yet accepted by the socket
+  std::string out;       // replies; out[out_sent, size) not yet accepted by the socket
+  std::size_t out_sent = 0;
   bool running = false;  // forked and not yet reaped
   bool finalized = false;
   bool in_barrier = false;
@@ -592,7 +602,11 @@ class job {
       for (int r = 0; r < opts_.nranks; ++r) {
         const rank_state& rs = ranks_[r];
         if (rs.fd < 0) continue;
-        fds.push_back({rs.fd, static_cast<short>(POLLIN | (rs.out.empty() ? 0 : POLLOUT)), 0});
+        const bool backlog = pending_replies(rs) >= max_pending_replies;
+        fds.push_back({rs.fd,
+                       static_cast<short>((backlog ? 0 : POLLIN) |
+                                          (pending_replies(rs) > 0 ? POLLOUT : 0)),
+                       0});
         owner.push_back(r);
       }
       int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
@@ -662,12 +676,16 @@ class job {
     }
   }
 
+  static std::size_t pending_replies(const rank_state& rs) { return rs.out.size() - rs.out_sent; }
+
   // Reads what the socket of rank r holds and serves complete lines; stops
-  // at EAGAIN, EOF (closes the socket) or an error.
+  // at EAGAIN, EOF (closes the socket), an error, or once the rank has
+  // max_pending_replies bytes of replies to read (serve() polls it for
+  // input again when they have drained).
   void receive(int r) {
     rank_state& rs = ranks_[r];
     char buf[16384];
-    while (rs.fd >= 0) {
+    while (rs.fd >= 0 && pending_replies(rs) < max_pending_replies) {
       ssize_t n = ::read(rs.fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
@@ -676,13 +694,17 @@ class job {
         return;
       }
       rs.in.append(buf, static_cast<std::size_t>(n));
-      std::size_t nl;
-      while (rs.fd >= 0 && (nl = rs.in.find('\n')) != std::string::npos) {
-        std::string line = rs.in.substr(0, nl);
-        rs.in.erase(0, nl + 1);
+      // Every complete line is served, then the served prefix is dropped
+      // in one go (erasing line by line would be quadratic).
+      std::size_t start = 0, nl;
+      while (rs.fd >= 0 && (nl = rs.in.find('\n', start)) != std::string::npos) {
+        std::string line = rs.in.substr(start, nl - start);
+        start = nl + 1;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (!line.empty()) handle(r, line);
       }
+      if (rs.fd < 0) return;  // closed while serving a line
+      rs.in.erase(0, start);
       if (rs.in.size() > max_line_length) {
         protocol_error(r, "sent a PMI line longer than " + std::to_string(max_line_length) +
                               " bytes");
@@ -788,17 +810,28 @@ class job {
     flush(r);
   }
 
+  // Sends what the socket accepts. The sent prefix of `out` is dropped only
+  // once it is at least half of the buffer, so each byte is moved at most
+  // once on average (erasing after every send would be quadratic).
   void flush(int r) {
     rank_state& rs = ranks_[r];
-    while (rs.fd >= 0 && !rs.out.empty()) {
-      ssize_t n = ::send(rs.fd, rs.out.data(), rs.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (rs.fd >= 0 && pending_replies(rs) > 0) {
+      ssize_t n = ::send(rs.fd, rs.out.data() + rs.out_sent, pending_replies(rs),
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // POLLOUT resumes
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // POLLOUT resumes
       if (n <= 0) {
         close_rank(r);
         return;
       }
-      rs.out.erase(0, static_cast<std::size_t>(n));
+      rs.out_sent += static_cast<std::size_t>(n);
+    }
+    if (rs.out_sent == rs.out.size()) {
+      rs.out.clear();
+      rs.out_sent = 0;
+    } else if (rs.out_sent >= rs.out.size() / 2) {
+      rs.out.erase(0, rs.out_sent);
+      rs.out_sent = 0;
     }
   }
 
@@ -809,6 +842,7 @@ class job {
     rs.fd = -1;
     rs.in.clear();
     rs.out.clear();
+    rs.out_sent = 0;
     check_barrier();
   }
 
