@@ -66,22 +66,25 @@ __attribute__((format(printf, 1, 2))) inline void phase(const char* fmt, ...) {
     }                                                                              \
   } while (0)
 
-// libfabric's shm provider names its files /dev/shm/<pid>:...; a process that
-// ends without LCI_finalize leaves them behind, and a later process that gets
-// the same pid then fails in LCI_initialize (fi_enable: EBUSY). The names are
-// collected after LCI_initialize and removed when the test dies, by die(), the
-// watchdog, or the SIGTERM with which lcrun ends the other ranks.
+// The shm regions of this process are /dev/shm/lci-<pid>-<random> (LCI's
+// names) or /dev/shm/<pid>:... (libfabric's own, for endpoints LCI did not
+// name). exit() removes them, but die(), the watchdog and the SIGTERM with
+// which lcrun ends the other ranks leave by _exit or a signal, so their names
+// are collected after LCI_initialize and removed on those paths.
 constexpr int k_max_shm_files = 8;
 char g_shm_files[k_max_shm_files][300];
 int g_num_shm_files = 0;
 struct sigaction g_old_sigterm;
 
 inline void collect_own_shm_files() {
-  char prefix[32];
-  snprintf(prefix, sizeof(prefix), "%d:", static_cast<int>(getpid()));
+  char lci_prefix[32], fabric_prefix[32];
+  snprintf(lci_prefix, sizeof(lci_prefix), "lci-%d-", static_cast<int>(getpid()));
+  snprintf(fabric_prefix, sizeof(fabric_prefix), "%d:", static_cast<int>(getpid()));
   if (DIR* d = opendir("/dev/shm")) {
     while (dirent* e = readdir(d)) {
-      if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && g_num_shm_files < k_max_shm_files) {
+      const bool own = strncmp(e->d_name, lci_prefix, strlen(lci_prefix)) == 0 ||
+                       strncmp(e->d_name, fabric_prefix, strlen(fabric_prefix)) == 0;
+      if (own && g_num_shm_files < k_max_shm_files) {
         strcpy(g_shm_files[g_num_shm_files], "/dev/shm/");
         strncat(g_shm_files[g_num_shm_files++], e->d_name, 256);
       }
