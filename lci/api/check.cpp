@@ -3,10 +3,13 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <iterator>
 #include <mutex>
 #include <unordered_map>
 
 #include "lci/core/log.hpp"
+#include "lci/core/device.hpp"
+#include "lci/core/endpoint.hpp"
 #include "lci/core/memory.hpp"
 #include "lci/core/runtime.hpp"
 
@@ -50,6 +53,19 @@ void untrack(const void* handle) {
   if (!enabled) return;
   std::lock_guard<std::mutex> guard(g_mutex);
   registry().erase(handle);
+}
+
+void untrack_device_objects(const void* device) {
+  if (!enabled) return;
+  std::lock_guard<std::mutex> guard(g_mutex);
+  for (auto it = registry().begin(); it != registry().end();) {
+    bool gone = false;
+    if (it->second == handle_kind::endpoint)
+      gone = static_cast<const endpoint*>(it->first)->dev == device;
+    else if (it->second == handle_kind::segment)
+      gone = static_cast<const LCII_mr_t*>(it->first)->dev == device;
+    it = gone ? registry().erase(it) : std::next(it);
+  }
 }
 
 bool is_live(const void* handle, handle_kind kind) {
@@ -131,6 +147,22 @@ LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep
   return LCI_OK;
 }
 
+LCI_error_t check_plist_default_comp(const char* call, LCI_comp_type_t msg_type,
+                                     LCI_comp_t comp) {
+  if (msg_type == LCI_COMPLETION_NONE) return LCI_OK;
+  handle_kind k;
+  if (!lookup(comp, &k))
+    return fail(call, "argument plist: its default completion (%p) is not a live completion "
+                      "object", comp);
+  const handle_kind want = msg_type == LCI_COMPLETION_QUEUE  ? handle_kind::queue
+                           : msg_type == LCI_COMPLETION_SYNC ? handle_kind::sync
+                                                             : handle_kind::handler;
+  if (k != want)
+    return fail(call, "argument plist: its default completion is a %s but its message port "
+                      "signals a %s", kind_name(k), kind_name(want));
+  return LCI_OK;
+}
+
 LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer) {
   if (buffer.length > static_cast<size_t>(LCI_MEDIUM_SIZE))
     return fail(call, "argument %s.length = %zu is over LCI_MEDIUM_SIZE (%d)", arg,
@@ -140,7 +172,8 @@ LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t
   return LCI_OK;
 }
 
-LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& b) {
+LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& b,
+                                LCI_endpoint_t ep) {
   if (!b.address && b.length)
     return fail(call, "argument %s.address is NULL with length %zu", arg, b.length);
   if (!b.segment) return LCI_OK;  // LCI_SEGMENT_ALL
@@ -150,6 +183,10 @@ LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbu
   const LCII_mr_t* seg = b.segment;
   if (seg->remote)
     return fail(call, "argument %s.segment is a remote (deserialized) segment", arg);
+  const auto* e = reinterpret_cast<const endpoint*>(ep);
+  if (e && seg->dev != e->dev)
+    return fail(call, "argument %s.segment is registered on device %d, the endpoint is on "
+                      "device %d", arg, seg->group, e->dev->group_index);
   const auto a = reinterpret_cast<uintptr_t>(b.address);
   if (b.length && (a < seg->base || a + b.length > seg->base + seg->length))
     return fail(call, "argument %s [%p, +%zu) is outside its segment [%p, +%zu)", arg, b.address,
@@ -157,7 +194,8 @@ LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbu
   return LCI_OK;
 }
 
-LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& b) {
+LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& b,
+                                 LCI_endpoint_t ep) {
   if (!b.segment)
     return fail(call, "argument %s.segment is LCI_SEGMENT_ALL; a remote buffer needs the peer's "
                       "deserialized segment", arg);
@@ -167,6 +205,10 @@ LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lb
   const LCII_mr_t* seg = b.segment;
   if (!seg->remote)
     return fail(call, "argument %s.segment is a local segment; use the peer's deserialized one", arg);
+  const auto* e = reinterpret_cast<const endpoint*>(ep);
+  if (e && seg->group != e->dev->group_index)
+    return fail(call, "argument %s.segment belongs to device group %d, the endpoint to group %d",
+                arg, seg->group, e->dev->group_index);
   const auto a = reinterpret_cast<uintptr_t>(b.address);
   if (a < seg->base || a + b.length > seg->base + seg->length)
     return fail(call, "argument %s [%p, +%zu) is outside the peer's registered range [%p, +%zu)",
@@ -175,7 +217,7 @@ LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lb
 }
 
 LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& iov, bool local,
-                        bool allow_null_array, bool check_piggy) {
+                        bool allow_null_array, bool check_piggy, LCI_endpoint_t ep) {
   if (!iov.lbuffers) {
     if (allow_null_array) return LCI_OK;
     return fail(call, "argument %s.lbuffers is NULL", arg);
@@ -183,8 +225,9 @@ LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& io
   if (iov.count < 1 || iov.count > LCI_IOVEC_SIZE)
     return fail(call, "argument %s.count = %d is outside [1, LCI_IOVEC_SIZE = %d]", arg,
                 iov.count, LCI_IOVEC_SIZE);
-  // A putv's remote piggy-back region is a capacity; every other piggy-back
-  // length is what travels and must fit the protocol.
+  // A receive's piggy-back region (recvv, the local side of getv, the remote
+  // side of putv) is a capacity; every other piggy-back length is what
+  // travels and must fit the protocol.
   if (check_piggy && iov.piggy_back.length > LCI_get_iovec_piggy_back_size(iov.count))
     return fail(call, "argument %s.piggy_back.length = %zu is over %zu for %d buffers", arg,
                 iov.piggy_back.length, LCI_get_iovec_piggy_back_size(iov.count), iov.count);
@@ -192,8 +235,8 @@ LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& io
   for (int i = 0; i < iov.count; ++i) {
     char name[64];
     snprintf(name, sizeof(name), "%s.lbuffers[%d]", arg, i);
-    LCI_error_t rc = local ? check_local_lbuffer(call, name, iov.lbuffers[i])
-                           : check_remote_lbuffer(call, name, iov.lbuffers[i]);
+    LCI_error_t rc = local ? check_local_lbuffer(call, name, iov.lbuffers[i], ep)
+                           : check_remote_lbuffer(call, name, iov.lbuffers[i], ep);
     if (rc != LCI_OK) return rc;
     if (iov.lbuffers[i].length == 0) return fail(call, "argument %s.length is 0", name);
     if (local && (iov.lbuffers[i].segment != nullptr) != all_registered)

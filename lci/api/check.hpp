@@ -21,6 +21,8 @@ inline constexpr bool enabled = false;
 
 void track(const void* handle, handle_kind kind);
 void untrack(const void* handle);
+// Untracks the endpoints and segments of a device that is being freed.
+void untrack_device_objects(const void* device);
 bool is_live(const void* handle, handle_kind kind);
 // Prints "call: message" and returns LCI_ERR_FATAL.
 LCI_error_t fail(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -37,14 +39,23 @@ LCI_error_t check_tag(const char* call, LCI_tag_t tag);
 // unless `required`.
 LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
                             LCI_port_t port, LCI_comp_t comp, bool required);
+// A plist's default completion object against its message-port type.
+LCI_error_t check_plist_default_comp(const char* call, LCI_comp_type_t msg_type, LCI_comp_t comp);
 LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer);
 // A local long buffer: its segment (if not LCI_SEGMENT_ALL) is live, local,
-// and covers the buffer; address non-NULL unless length is 0.
-LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer);
-// A remote long buffer: a deserialized segment that covers [address, address+length).
-LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer);
+// registered on the device of `ep` (when given), and covers the buffer;
+// address non-NULL unless length is 0.
+LCI_error_t check_local_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer,
+                                LCI_endpoint_t ep = nullptr);
+// A remote long buffer: a deserialized segment of the device group of `ep`
+// (when given) that covers [address, address+length).
+LCI_error_t check_remote_lbuffer(const char* call, const char* arg, const LCI_lbuffer_t& buffer,
+                                 LCI_endpoint_t ep = nullptr);
+// `check_piggy`: piggy_back.length is what travels and must fit the protocol
+// (false where it is a receive capacity). `ep`: as for the buffers above.
 LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& iov, bool local,
-                        bool allow_null_array, bool check_piggy = true);
+                        bool allow_null_array, bool check_piggy = true,
+                        LCI_endpoint_t ep = nullptr);
 
 }  // namespace lci::debug
 

@@ -46,7 +46,7 @@ LCI_iovec_t single(LCI_lbuffer_t* b) {
 LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_sendl", ep, rank, tag));
-  LCI_CHECK(debug::check_local_lbuffer("LCI_sendl", "buffer", buffer));
+  LCI_CHECK(debug::check_local_lbuffer("LCI_sendl", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendl", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, false, 0);
 }
@@ -54,7 +54,7 @@ LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
 LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
   LCI_CHECK(check_recv_peer("LCI_recvl", ep, rank, tag));
-  LCI_CHECK(buffer.address ? debug::check_local_lbuffer("LCI_recvl", "buffer", buffer) : LCI_OK);
+  LCI_CHECK(buffer.address ? debug::check_local_lbuffer("LCI_recvl", "buffer", buffer, ep) : LCI_OK);
   LCI_CHECK(debug::check_port_comp("LCI_recvl", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    buffer.address == nullptr));
   return post_recv(to_endpoint(ep), msg_kind::rts, rank, tag, buffer.address, buffer.length,
@@ -64,7 +64,7 @@ LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
 LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_sendv", ep, rank, tag));
-  LCI_CHECK(debug::check_iovec("LCI_sendv", "iovec", iovec, true, false));
+  LCI_CHECK(debug::check_iovec("LCI_sendv", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendv", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, false, 0);
 }
@@ -72,7 +72,7 @@ LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
 LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
   LCI_CHECK(check_recv_peer("LCI_recvv", ep, rank, tag));
-  LCI_CHECK(debug::check_iovec("LCI_recvv", "iovec", iovec, true, true));
+  LCI_CHECK(debug::check_iovec("LCI_recvv", "iovec", iovec, true, true, false, ep));
   LCI_CHECK(debug::check_port_comp("LCI_recvv", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    iovec.lbuffers == nullptr));
   return post_recv(to_endpoint(ep), msg_kind::rts, rank, tag, nullptr, 0, false, completion,
@@ -174,7 +174,7 @@ LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_putla", ep, rank, tag));
-  LCI_CHECK(debug::check_local_lbuffer("LCI_putla", "buffer", buffer));
+  LCI_CHECK(debug::check_local_lbuffer("LCI_putla", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putla", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, true,
                          remote_completion);
@@ -183,7 +183,7 @@ LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t comple
 LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_putva", ep, rank, tag));
-  LCI_CHECK(debug::check_iovec("LCI_putva", "iovec", iovec, true, false));
+  LCI_CHECK(debug::check_iovec("LCI_putva", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putva", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, true,
                           remote_completion);
@@ -193,8 +193,8 @@ LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer, LCI_comp_t l
                      int rank, LCI_tag_t tag, LCI_lbuffer_t remote_buffer,
                      uintptr_t remote_completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_putl", ep, rank, tag));
-  LCI_CHECK(debug::check_local_lbuffer("LCI_putl", "local_buffer", local_buffer));
-  LCI_CHECK(debug::check_remote_lbuffer("LCI_putl", "remote_buffer", remote_buffer));
+  LCI_CHECK(debug::check_local_lbuffer("LCI_putl", "local_buffer", local_buffer, ep));
+  LCI_CHECK(debug::check_remote_lbuffer("LCI_putl", "remote_buffer", remote_buffer, ep));
   LCI_CHECK(remote_buffer.length >= local_buffer.length
                 ? LCI_OK
                 : debug::fail("LCI_putl", "argument remote_buffer.length = %zu is below the %zu bytes put",
@@ -213,11 +213,11 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
   LCI_CHECK(local_buffer && local_buffer->address
                 ? LCI_OK
                 : debug::fail("LCI_getl", "argument local_buffer is NULL or has no address"));
-  LCI_CHECK(debug::check_local_lbuffer("LCI_getl", "local_buffer", *local_buffer));
+  LCI_CHECK(debug::check_local_lbuffer("LCI_getl", "local_buffer", *local_buffer, ep));
   LCI_CHECK(length <= local_buffer->length && length <= remote_buffer.length
                 ? LCI_OK
                 : debug::fail("LCI_getl", "argument length = %zu is over a buffer's length", length));
-  LCI_CHECK(debug::check_remote_lbuffer("LCI_getl", "remote_buffer", remote_buffer));
+  LCI_CHECK(debug::check_remote_lbuffer("LCI_getl", "remote_buffer", remote_buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_getl", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
   LCI_lbuffer_t local = *local_buffer;
@@ -232,8 +232,8 @@ LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_putv", ep, rank, tag));
-  LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false));
-  LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false, false));
+  LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false, true, ep));
+  LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false, false, ep));
   LCI_CHECK(local_iovec.count == remote_iovec.count
                 ? LCI_OK
                 : debug::fail("LCI_putv", "the iovecs have %d and %d buffers", local_iovec.count,
@@ -248,12 +248,19 @@ LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) {
   LCI_CHECK(check_peer("LCI_getv", ep, rank, tag));
-  LCI_CHECK(debug::check_iovec("LCI_getv", "local_iovec", local_iovec, true, false));
-  LCI_CHECK(debug::check_iovec("LCI_getv", "remote_iovec", remote_iovec, false, false));
+  LCI_CHECK(debug::check_iovec("LCI_getv", "local_iovec", local_iovec, true, false, false, ep));
+  LCI_CHECK(debug::check_iovec("LCI_getv", "remote_iovec", remote_iovec, false, false, true, ep));
   LCI_CHECK(local_iovec.count == remote_iovec.count
                 ? LCI_OK
                 : debug::fail("LCI_getv", "the iovecs have %d and %d buffers", local_iovec.count,
                               remote_iovec.count));
+  LCI_CHECK(local_iovec.piggy_back.length >= remote_iovec.piggy_back.length &&
+                    (local_iovec.piggy_back.address || !remote_iovec.piggy_back.length)
+                ? LCI_OK
+                : debug::fail("LCI_getv",
+                              "argument local_iovec.piggy_back (%p, %zu bytes) cannot hold the "
+                              "%zu remote bytes", local_iovec.piggy_back.address,
+                              local_iovec.piggy_back.length, remote_iovec.piggy_back.length));
   LCI_CHECK(debug::check_port_comp("LCI_getv", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
   // The remote lengths say how much is read; the local buffers take it.

@@ -66,6 +66,7 @@ LCI_error_t LCI_device_free(LCI_device_t* device_ptr) {
   LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_free", "argument device_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_device_free", *device_ptr));
   LCI_DEBUG_ONLY(debug::untrack(*device_ptr));
+  LCI_DEBUG_ONLY(debug::untrack_device_objects(*device_ptr));
   device_destroy(to_device(*device_ptr));
   *device_ptr = nullptr;
   return LCI_OK;
@@ -169,6 +170,7 @@ LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) {
   // NULL is allowed: an endpoint whose message port is NONE needs no object.
   LCI_CHECK(comp ? debug::check_comp_any("LCI_plist_set_default_comp", "comp", comp) : LCI_OK);
   to_plist(plist)->default_comp = comp;
+  to_plist(plist)->default_comp_set = true;
   return LCI_OK;
 }
 
@@ -178,6 +180,12 @@ LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device, LCI_p
   LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_init", "argument ep_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_endpoint_init", device));
   LCI_CHECK(debug::check_handle("LCI_endpoint_init", "plist", plist, debug::handle_kind::plist));
+  // An explicitly set default completion object must be of the kind the
+  // message port signals (plist::default_comp_set).
+  LCI_CHECK(to_plist(plist)->default_comp && to_plist(plist)->default_comp_set
+                ? debug::check_plist_default_comp("LCI_endpoint_init", to_plist(plist)->msg_comp_type,
+                                                  to_plist(plist)->default_comp)
+                : LCI_OK);
   endpoint* ep = endpoint_create(to_device(device), *to_plist(plist));
   *ep_ptr = reinterpret_cast<LCI_endpoint_t>(ep);
   LCI_DEBUG_ONLY(debug::track(ep, debug::handle_kind::endpoint));

@@ -93,18 +93,32 @@ LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) {
   LCI_CHECK(mbuffer ? LCI_OK : debug::fail("LCI_mbuffer_alloc", "argument mbuffer is NULL"));
   packet* p = reinterpret_cast<lci::device*>(device)->get_send_packet();
   if (!p) return LCI_ERR_RETRY;
+  device::hand_out(p);
   mbuffer->address = p->payload();
   mbuffer->length = static_cast<size_t>(LCI_MEDIUM_SIZE);
   return LCI_OK;
 }
 
 LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer) {
-  LCI_CHECK(mbuffer.address && foreign_pool_owner(mbuffer.address)
+  // The pool is found from the address (a few compares): an address inside
+  // a packet but not at its payload frees that packet instead of reading a
+  // header at a wrong place; an address outside every pool is refused.
+  device* owner = foreign_pool_owner(mbuffer.address);
+  LCI_CHECK(owner ? LCI_OK
+                  : debug::fail("LCI_mbuffer_free",
+                                "argument mbuffer.address (%p) is not an LCI medium buffer",
+                                mbuffer.address));
+  if (__builtin_expect(owner == nullptr, 0)) return LCI_ERR_FATAL;
+  auto* p = static_cast<packet*>(owner->packets->packet_of(mbuffer.address));
+  LCI_CHECK(p->payload() == mbuffer.address
                 ? LCI_OK
                 : debug::fail("LCI_mbuffer_free",
-                              "argument mbuffer.address (%p) is not an LCI medium buffer",
-                              mbuffer.address));
-  packet* p = packet::of_payload(mbuffer.address);
-  p->dev->put_packet(p);
+                              "argument mbuffer.address (%p) points inside an LCI medium buffer, "
+                              "not at its start (%p)", mbuffer.address, (void*)p->payload()));
+  LCI_CHECK(p->user_owned ? LCI_OK
+                          : debug::fail("LCI_mbuffer_free",
+                                        "argument mbuffer.address (%p) is not allocated (freed "
+                                        "twice, or consumed by a send)", mbuffer.address));
+  owner->put_packet(p);
   return LCI_OK;
 }

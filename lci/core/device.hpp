@@ -153,7 +153,20 @@ struct device {
       return get_send_packet_slow(p);
     return p;
   }
-  void put_packet(packet* p) { packets->put(p); }
+  void put_packet(packet* p) {
+#if LCI_ENABLE_DEBUG
+    p->user_owned = false;
+#endif
+    packets->put(p);
+  }
+  // Debug builds: the program owns p from now on (see packet::user_owned).
+  static void hand_out(packet* p) {
+#if LCI_ENABLE_DEBUG
+    p->user_owned = true;
+#else
+    (void)p;
+#endif
+  }
 
   recv_ctx* get_ctx() {
     auto* c = static_cast<recv_ctx*>(ctxs->get());

@@ -8,6 +8,7 @@
 #include "lci/core/log.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/test_hooks.hpp"
 #include "lci/core/two_sided.hpp"
 
 namespace lci {
@@ -61,6 +62,7 @@ void on_eager_put(device& d, endpoint* ep, packet* p) {
         d.put_packet(p);  // no one to hand it to (a NONE message port)
         return;
       }
+      device::hand_out(p);
       break;
   }
   if (comp) comp_signal(comp, r);
@@ -158,7 +160,12 @@ LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
       return LCI_OK;
     }
   }
-  ep->issued.add(rank);
+  // Counted as issued to the target once it succeeded (rdma_finished).
+  if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
+      g_test_fail_next_rdma.exchange(false)) {
+    on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
+    return LCI_OK;
+  }
   post_rdma(d, op);
   return LCI_OK;
 }

@@ -121,6 +121,10 @@ struct device;
 //  - carrying an outgoing message: `out` (what the send completion needs).
 // `dev` is set once when the pool is created and never changes: it lets
 // LCI_mbuffer_free find the pool from the buffer address alone.
+// `user_owned` (debug builds only) is true while the program owns the
+// packet as an LCI medium buffer: set when LCI hands it out (mbuffer_alloc,
+// recvmn, putma/putmna targets), cleared when it returns to the pool, so
+// LCI_mbuffer_free can refuse a buffer that is not the program's to free.
 // Memory of one packet: header | LCI_MEDIUM_SIZE payload | trailer room.
 struct endpoint;
 struct packet {
@@ -144,6 +148,7 @@ struct packet {
     } out;
   };
   device* dev;
+  bool user_owned;
 
   char* payload() { return reinterpret_cast<char*>(this) + packet_header_size; }
   static packet* of_payload(void* p) {

@@ -362,17 +362,22 @@ void rdma_finished(device& d, rdv_op* op) {
       finish(d, op, false);
       break;
     case rdv_role::put:
-      if (op->flag == LCI_OK)
+    case rdv_role::get: {
+      // Only an operation that reached the target is announced to it and
+      // counted as issued there (gfence): a failed one never notifies, so
+      // counting it would leave the target's count short forever.
+      if (op->flag == LCI_OK) {
+        op->ep->issued.add(op->rank);
         send_control(d, op->rank, op->notify_imm, op->notify.data(), op->notify.size());
+      }
+      // A getv that asked for piggy-back bytes (reply_id != 0, the condition
+      // the target answers on) completes when the target's reply arrives.
+      if (op->role == rdv_role::get && op->flag == LCI_OK &&
+          reinterpret_cast<const notify_payload*>(op->notify.data())->reply_id != 0)
+        break;
       finish(d, op, false);
       break;
-    case rdv_role::get:
-      if (op->flag == LCI_OK)
-        send_control(d, op->rank, op->notify_imm, op->notify.data(), op->notify.size());
-      // A getv of piggy-back bytes completes when the target's reply arrives.
-      if (op->type == LCI_IOVEC && op->iov.piggy_back.length && op->flag == LCI_OK) break;
-      finish(d, op, false);
-      break;
+    }
     default:
       fatal("rendezvous: unexpected RDMA completion for a receiving operation");
   }
@@ -477,8 +482,10 @@ void on_control(device& d, packet* p, control_kind kind) {
       // A receive may take fewer bytes than were sent (recvl into a smaller buffer).
       for (size_t i = 0; i < op->lengths.size() && i < op->remote.size(); ++i)
         op->lengths[i] = std::min<size_t>(op->lengths[i], op->remote[i].length);
+      // One write with immediate data carries the FIN; a receive that takes
+      // 0 bytes gets no write at all, so it is finished with a FIN message.
       op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
-                      op->lengths[0] <= LCI_MAX_SINGLE_MESSAGE_SIZE;
+                      op->lengths[0] > 0 && op->lengths[0] <= LCI_MAX_SINGLE_MESSAGE_SIZE;
       d.put_packet(p);
       post_rdma(d, op);
       return;

@@ -110,6 +110,11 @@ void device_destroy(device* d) {
         break;
       }
   }
+  // Endpoints the program did not free go with their device.
+  for (auto& slot : rt.endpoints) {
+    endpoint* ep = slot.load(std::memory_order_acquire);
+    if (ep && ep->dev == d && ep != rt.barrier_ep) endpoint_destroy(ep);
+  }
   delete d;
   --LCI_NUM_DEVICES;
 }
@@ -161,7 +166,7 @@ void runtime_barrier_with(device& also) {
   endpoint* ep = rt.barrier_ep;
   device& d = *ep->dev;
   comp_sync sync(1);
-  const uint32_t seq = rt.barrier_seq++ & 0xfffu;
+  const uint32_t seq = rt.barrier_seq++;
   LCI_short_t token;
   memset(&token, 0, sizeof(token));
   // Dissemination: in round k, signal rank+2^k and wait for rank-2^k.
@@ -169,7 +174,7 @@ void runtime_barrier_with(device& also) {
   for (int dist = 1; dist < n; dist <<= 1, ++round) {
     const int to = (LCI_RANK + dist) % n;
     const int from = (LCI_RANK - dist + n) % n;
-    const LCI_tag_t tag = seq << 4 | round;
+    const LCI_tag_t tag = barrier_tag(seq, round);
     post_recv(ep, msg_kind::short_msg, from, tag, nullptr, 0, false, &sync, nullptr);
     while (send_eager(ep, msg_kind::short_msg, &token, LCI_SHORT_SIZE, to, tag, nullptr,
                       nullptr) == LCI_ERR_RETRY) {

@@ -101,8 +101,14 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
     memcpy(p->payload(), address, length);
     from = p->payload();
   }
-  // The packet has room for a trailer past a full payload.
-  if (tr) memcpy(from + length, tr, trailer_size);
+  // The packet has room for a trailer past a full payload. In the caller's
+  // own LCI buffer those bytes are the caller's: they are restored if the
+  // send is refused, so that LCI_ERR_RETRY leaves the buffer as it was.
+  char saved[trailer_size] = {};
+  if (tr) {
+    if (own_buffer) memcpy(saved, from + length, trailer_size);
+    memcpy(from + length, tr, trailer_size);
+  }
   p->out.comp = comp;
   p->out.user_context = user_context;
   p->out.user_address = address;
@@ -115,7 +121,10 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
   if (__builtin_expect(
           d.net->post_send(rank, from, total, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {
     if (tracked) tracked->end_local();
-    if (!own_buffer) d.put_packet(p);
+    if (!own_buffer)
+      d.put_packet(p);
+    else if (tr)
+      memcpy(from + length, saved, trailer_size);
     LCI_PROF_INC(d, retries);
     return LCI_ERR_RETRY;
   }
@@ -162,6 +171,7 @@ inline void complete_recv(device& d, recv_ctx* c, packet* p) {
     r.data.mbuffer.address = p->payload();
     r.data.mbuffer.length = length;
     release = false;
+    device::hand_out(p);
   } else {
     size_t n = length;
     if (__builtin_expect(n > c->capacity, 0)) {

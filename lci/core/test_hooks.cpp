@@ -1,0 +1,48 @@
+// Fault injection for LCI's own tests (see test_hooks.hpp).
+#include "lci/core/test_hooks.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "lci.h"
+#include "lci/core/endpoint.hpp"
+#include "lci/core/runtime.hpp"
+#include "lci/core/two_sided.hpp"
+
+namespace lci {
+
+std::atomic<bool> g_test_fail_next_rdma{false};
+
+namespace {
+bool hooks_enabled() {
+  static const bool on = [] {
+    const char* v = getenv("LCI_TEST_HOOKS");
+    return v && strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+}  // namespace
+
+}  // namespace lci
+
+extern "C" {
+
+LCI_API LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void* data,
+                          size_t length) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  auto* e = reinterpret_cast<lci::endpoint*>(ep);
+  if (rank < 0 || rank >= LCI_NUM_PROCESSES || length > static_cast<size_t>(LCI_MEDIUM_SIZE))
+    return LCI_ERR_FATAL;
+  return lci::send_control_now(*e->dev, rank, imm, data, length) == lci::net::status::ok
+             ? LCI_OK
+             : LCI_ERR_RETRY;
+}
+
+LCI_API LCI_error_t LCIT_fail_next_rdma(void) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  lci::g_test_fail_next_rdma.store(true, std::memory_order_relaxed);
+  return LCI_OK;
+}
+
+}  // extern "C"

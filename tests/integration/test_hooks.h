@@ -1,0 +1,18 @@
+/* The fault-injection hooks of liblci (lci/core/test_hooks.hpp), enabled by
+ * LCI_TEST_HOOKS=1 in the environment. For LCI's own tests only. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lci.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void* data,
+                          size_t length);
+LCI_error_t LCIT_fail_next_rdma(void);
+#ifdef __cplusplus
+}
+#endif
