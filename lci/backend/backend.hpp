@@ -22,6 +22,7 @@
 //   mr register_memory(void* addr, size_t len); void deregister_memory(mr&);
 //   size_t max_inject() const; size_t rx_queue_size() const;
 //   uint64_t remote_address(base, addr) const; bool uses_virtual_addresses() const;
+//   bool registrations_pin() const;  (whether registrations hold physical pages)
 //   const char* provider_name() const;
 //
 // Every `status` is ok or retry (a resource is momentarily missing: the
@@ -102,6 +103,7 @@ class backend_device final {
     return LCI_NET_FORWARD(remote_address(base, addr));
   }
   bool uses_virtual_addresses() const { return LCI_NET_FORWARD(uses_virtual_addresses()); }
+  bool registrations_pin() const { return LCI_NET_FORWARD(registrations_pin()); }
   int poll(completion* out, int max) { return LCI_NET_FORWARD(poll(out, max)); }
 
  private:

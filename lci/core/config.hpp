@@ -22,6 +22,7 @@ extern std::string g_backend_request;  // LCI_BACKEND: "" (automatic), "ofi" or 
 extern std::string g_ibv_device;       // LCI_IBV_DEVICE: "" (first with an active port)
 extern int g_ibv_port;                 // LCI_IBV_PORT: 0 (first active)
 extern bool g_ibv_on_demand;           // LCI_IBV_ON_DEMAND
+extern int g_reg_cache_max_entries;    // LCI_REG_CACHE_MAX_ENTRIES
 
 // Parses the environment into the globals. Fatal on a malformed value.
 void config_parse();

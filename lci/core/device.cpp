@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lci/core/config.hpp"
 #include "lci/core/log.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/rdma.hpp"
@@ -46,6 +47,13 @@ device::device(int index) : group_index(index) {
   ctxs = std::make_unique<packet_pool>(ctx_slab, sizeof(recv_ctx), nctx);
 
   table = std::make_unique<match_table>(static_cast<size_t>(LCI_DEFAULT_TABLE_LENGTH));
+  // LCI_SEGMENT_ALL registrations: cached only where a stale registration
+  // cannot reach the wrong pages (see decide_caching in reg_cache.hpp).
+  const caching_decision caching =
+      decide_caching(LCI_USE_DREG, net->registrations_pin(), mem_hooks::active());
+  reg_cache::options reg_options;
+  reg_options.cached = caching.cache;
+  reg_options.max_entries = static_cast<size_t>(g_reg_cache_max_entries);
   regs = std::make_unique<reg_cache>(
       [this](void* address, size_t length) -> void* {
         return new net::mr(net->register_memory(address, length));
@@ -54,13 +62,24 @@ device::device(int index) : group_index(index) {
         auto* m = static_cast<net::mr*>(handle);
         net->deregister_memory(*m);
         delete m;
-      });
+      },
+      reg_options);
+  LCI_LOG(info, "device %d (%s): LCI_SEGMENT_ALL registrations %s", group_index,
+          net->provider_name(), caching.reason);
   post_initial_receives();
   // Every rank has its receives posted before anyone sends to this device.
   rt.boot->barrier();
 }
 
 device::~device() {
+  const reg_cache::stats rs = regs->get_stats();
+  LCI_LOG(info,
+          "device %d: LCI_SEGMENT_ALL registrations: %llu hits, %llu misses, %llu per use, "
+          "%llu evictions, %llu invalidations",
+          group_index, static_cast<unsigned long long>(rs.hits),
+          static_cast<unsigned long long>(rs.misses), static_cast<unsigned long long>(rs.uncached),
+          static_cast<unsigned long long>(rs.evictions),
+          static_cast<unsigned long long>(rs.invalidations));
   regs.reset();
   net->deregister_memory(slab_mr);
   ctxs.reset();

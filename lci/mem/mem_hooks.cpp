@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <sched.h>
 
 // Weak: dlsym lives in libc from glibc 2.34 on and in libdl before; without
 // it active() answers false instead of the library failing to link.
@@ -20,55 +21,102 @@ extern "C" void* dlsym(void* handle, const char* symbol) noexcept __attribute__(
 namespace lci::mem_hooks {
 namespace {
 
-// Constant-initialized and trivially destructible: usable from the first
-// munmap of the process (before static constructors) to the last (after
-// static destructors). g_head/g_count are written under g_mutex; g_count is
-// also read without it, as the hooks' "nobody listens" shortcut.
-pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
-listener* g_head = nullptr;
-std::atomic<int> g_count{0};
+// The registry (see mem_hooks.hpp). Constant-initialized and trivially
+// destructible: usable from the first munmap of the process (before static
+// constructors) to the last (after static destructors).
+//
+// g_head and every listener's `next` are written only under g_writer and
+// read by the hooks without a lock. Hooks announce themselves in
+// g_readers[shard].count[epoch & 1]; remove() unlinks, flips g_epoch and
+// waits for the counters of the old epoch to drain. All accesses on that
+// path are seq_cst, which is what makes "a hook either is counted before
+// remove() looks, or reads the list after the unlink" true.
+constexpr int reader_shards = 16;
+struct alignas(64) reader_shard {
+  std::atomic<long> count[2];
+};
+reader_shard g_readers[reader_shards];
+std::atomic<unsigned> g_epoch{0};
+std::atomic<listener*> g_head{nullptr};
+pthread_mutex_t g_writer = PTHREAD_MUTEX_INITIALIZER;
+pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
 // active(): the probe calls munmap(&g_probe_token, 0) (EINVAL, no effect)
 // through the default symbol lookup; our hook recognizes the address.
 char g_probe_token;
 std::atomic<bool> g_probe_seen{false};
 
+// A shard from the caller's stack address: threads have disjoint stacks, so
+// concurrent hooks on different threads mostly write different lines, and no
+// thread-local storage (which may allocate on first use) is touched.
+unsigned pick_shard() noexcept {
+  const auto sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  return static_cast<unsigned>(((sp >> 16) * 0x9e3779b97f4a7c15ull) >> 60) % reader_shards;
+}
+
+// In the child of fork() only the forking thread exists: hooks that other
+// threads were running, and an add()/remove() in progress, are gone with
+// them, and their marks must go too.
+void on_fork_child() noexcept {
+  for (reader_shard& r : g_readers) {
+    r.count[0].store(0, std::memory_order_relaxed);
+    r.count[1].store(0, std::memory_order_relaxed);
+  }
+  pthread_mutex_init(&g_writer, nullptr);
+}
+
+void install_atfork() noexcept { pthread_atfork(nullptr, nullptr, &on_fork_child); }
+
+// Waits until no hook that started before the last unlink is still running.
+void wait_for_readers() noexcept {
+  const unsigned old = g_epoch.fetch_add(1, std::memory_order_seq_cst) & 1;
+  for (reader_shard& r : g_readers) {
+    unsigned spins = 0;
+    // > 0: a counter reset in a forked child may go below zero once.
+    while (r.count[old].load(std::memory_order_seq_cst) > 0)
+      if (++spins > 64) sched_yield();
+  }
+}
+
 }  // namespace
 
 void add(listener* l) noexcept {
-  pthread_mutex_lock(&g_mutex);
-  l->prev = nullptr;
-  l->next = g_head;
-  if (g_head) g_head->prev = l;
-  g_head = l;
-  g_count.fetch_add(1, std::memory_order_relaxed);
-  pthread_mutex_unlock(&g_mutex);
+  pthread_once(&g_atfork_once, &install_atfork);
+  pthread_mutex_lock(&g_writer);
+  l->next.store(g_head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // Publishes l's fields to the hooks.
+  g_head.store(l, std::memory_order_seq_cst);
+  pthread_mutex_unlock(&g_writer);
 }
 
 void remove(listener* l) noexcept {
-  // Hooks call listeners with g_mutex held, so once we hold it none is
-  // inside l's callback, and none finds l after we unlink it.
-  pthread_mutex_lock(&g_mutex);
-  if (l->prev)
-    l->prev->next = l->next;
-  else
-    g_head = l->next;
-  if (l->next) l->next->prev = l->prev;
-  l->prev = l->next = nullptr;
-  g_count.fetch_sub(1, std::memory_order_relaxed);
-  pthread_mutex_unlock(&g_mutex);
+  pthread_mutex_lock(&g_writer);
+  std::atomic<listener*>* link = &g_head;
+  for (listener* x = link->load(std::memory_order_relaxed); x != nullptr && x != l;
+       x = link->load(std::memory_order_relaxed))
+    link = &x->next;
+  if (link->load(std::memory_order_relaxed) == l)
+    link->store(l->next.load(std::memory_order_relaxed), std::memory_order_seq_cst);
+  // A hook may still be inside l's callback or about to read l->next.
+  wait_for_readers();
+  pthread_mutex_unlock(&g_writer);
 }
 
 void invalidate(void* addr, size_t len) noexcept {
-  // Relaxed is enough: a listener added concurrently belongs to a cache that
-  // cannot yet hold a registration of memory that a correct program is
-  // unmapping right now.
-  if (len == 0 || g_count.load(std::memory_order_relaxed) == 0) return;
+  // With no listener, nothing to do. Relaxed is enough for the shortcut: a
+  // listener added concurrently belongs to a cache that cannot yet hold a
+  // registration of memory that a correct program is unmapping right now.
+  if (len == 0 || g_head.load(std::memory_order_relaxed) == nullptr) return;
   const int saved_errno = errno;
-  pthread_mutex_lock(&g_mutex);
+  reader_shard& r = g_readers[pick_shard()];
+  const unsigned e = g_epoch.load(std::memory_order_seq_cst) & 1;
+  r.count[e].fetch_add(1, std::memory_order_seq_cst);
   const auto a = reinterpret_cast<uintptr_t>(addr);
-  for (listener* l = g_head; l != nullptr; l = l->next) l->on_invalidate(l->context, a, len);
-  pthread_mutex_unlock(&g_mutex);
+  for (listener* l = g_head.load(std::memory_order_seq_cst); l != nullptr;
+       l = l->next.load(std::memory_order_seq_cst))
+    l->on_invalidate(l->context, a, len);
+  // Release: the callbacks happen before remove() returns.
+  r.count[e].fetch_sub(1, std::memory_order_release);
   errno = saved_errno;
 }
 

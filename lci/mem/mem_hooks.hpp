@@ -51,22 +51,40 @@
 // kdreg2), which returns a new key for remapped memory, and invalidate the
 // range here when the key differs from the cached one; or not cache
 // LCI_SEGMENT_ALL registrations at all (certainly when active() is false).
+// Devices follow the last rule: lci::decide_caching() (reg_cache.hpp) keeps
+// LCI_SEGMENT_ALL registrations cached only when the backend does not pin
+// pages (libfabric shm/tcp-like providers, verbs with on-demand paging),
+// LCI_USE_DREG allows it and active() is true; otherwise they are made and
+// dropped per use.
 //
 // Listener contract: a listener's callback runs inside an arbitrary
-// application call to munmap/mremap/madvise, on any thread, with the
-// registry lock held. It must not allocate memory, call into the network
-// library, or call munmap/mremap/madvise (the allocator or the provider may
-// hold their own locks there, and the registry lock is not recursive). The
-// registration cache only unlinks regions and defers their deregistration.
+// application call to munmap/mremap/madvise, on any thread, possibly inside a
+// signal handler that interrupted another hook on the same thread, and
+// possibly in a child process forked while other threads were inside hooks.
+// It must therefore never block: it must not allocate memory, call into the
+// network library, call munmap/mremap/madvise, or wait for a lock (a
+// try-lock is fine). The registration cache only unlinks regions and defers
+// their deregistration, and defers the whole invalidation when its lock is
+// busy (see reg_cache.hpp).
 //
-// The registry is constant-initialized (a pthread mutex and a list head), so
-// the hooks work before any static constructor ran and after static
-// destructors ran; with no listener registered a hook costs one atomic load.
-// Lock order: registry lock -> a listener's own lock.
+// The registry: a singly linked list of listeners, read without any lock.
+// A hook counts itself in one of `reader_shards` counters (each on its own
+// cache line, picked from the thread's stack address, so that threads do not
+// share a written line), walks the list, and uncounts itself. add() and
+// remove() are serialized by a writer mutex that hooks never take; remove()
+// unlinks the listener and then waits until every hook that might still see
+// it has left (two counter sets and an epoch bit, so that a steady stream of
+// new hooks cannot starve it). With no listener a hook costs one atomic load.
+// The registry is constant-initialized, so the hooks work before any static
+// constructor ran and after static destructors ran. A pthread_atfork child
+// handler resets the counters and the writer mutex, so that a child forked
+// while other threads were inside hooks or inside add()/remove() can use
+// both.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 
 // Internal C++ entry points that the unit tests (separate executables) call
 // into liblci, which is built with hidden visibility by default.
@@ -75,13 +93,12 @@
 namespace lci::mem_hooks {
 
 // One party interested in unmaps. Owned by the party; linked into the
-// registry between add() and remove(), which own prev/next meanwhile.
+// registry between add() and remove(), which own `next` meanwhile.
 struct listener {
   // Called with [addr, addr+len), len > 0 (not rounded to pages).
   void (*on_invalidate)(void* context, uintptr_t addr, size_t len) noexcept = nullptr;
   void* context = nullptr;
-  listener* prev = nullptr;
-  listener* next = nullptr;
+  std::atomic<listener*> next{nullptr};
 };
 
 // Links l into the registry: from now on, every hooked unmap calls it.

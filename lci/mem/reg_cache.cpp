@@ -1,6 +1,7 @@
 // The registration cache; see reg_cache.hpp for the design.
 #include "lci/mem/reg_cache.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,21 +131,29 @@ void reg_cache::unlink_locked(pending* p) noexcept {
   p->linked = false;
 }
 
-reg_cache::reg_cache(register_fn reg, deregister_fn dereg, size_t capacity_bytes)
+reg_cache::reg_cache(register_fn reg, deregister_fn dereg, const options& opt)
     : reg_(std::move(reg)),
       dereg_(std::move(dereg)),
       id_(g_next_id.fetch_add(1, std::memory_order_relaxed)),
       page_mask_(page_mask_of_system()),
-      capacity_(capacity_bytes) {
+      cached_(opt.cached),
+      max_entries_(std::max<size_t>(opt.max_entries, 1)),
+      max_bytes_(opt.max_bytes) {
+  for (unsigned i = 0; i < defer_slots; ++i) defer_[i].seq.store(i, std::memory_order_relaxed);
+  if (!cached_) return;  // per-use: nothing to invalidate
   index_.reserve(64);
+  scratch_.reserve(64);
   listener_.on_invalidate = &reg_cache::on_unmap;
   listener_.context = this;
   mem_hooks::add(&listener_);
 }
 
+reg_cache::reg_cache(register_fn reg, deregister_fn dereg, size_t capacity_bytes)
+    : reg_cache(std::move(reg), std::move(dereg), options{true, SIZE_MAX, capacity_bytes}) {}
+
 reg_cache::~reg_cache() {
   // After this no hook runs on this cache.
-  mem_hooks::remove(&listener_);
+  if (cached_) mem_hooks::remove(&listener_);
   size_t in_use = 0;
   reg_region* r = all_;
   while (r != nullptr) {
@@ -165,10 +174,11 @@ inline void reg_cache::count_hit(unsigned& shard) noexcept {
 }
 
 reg_region* reg_cache::acquire(void* addr, size_t len) {
-  if (zombies_pending_.load(std::memory_order_relaxed)) collect();
   const auto a = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t e = a + (len != 0 ? len : 1);
   assert(e > a && "range wraps around the address space");
+  if (!cached_) return acquire_uncached(a, e);
+  if (work_pending()) collect();
   tls_state& st = t_state;
   tls_slot* s = find_slot(st, id_);
   if (s != nullptr) {
@@ -180,6 +190,9 @@ reg_region* reg_cache::acquire(void* addr, size_t len) {
       if (try_ref(r, x.gen)) {
         if (r->base <= a && e <= r->end) {
           count_hit(st.shard);
+          const uint64_t now = clock_.load(std::memory_order_relaxed);
+          if (r->last_use.load(std::memory_order_relaxed) != now)
+            r->last_use.store(now, std::memory_order_relaxed);
           return r;
         }
         release(r);
@@ -190,7 +203,30 @@ reg_region* reg_cache::acquire(void* addr, size_t len) {
   return acquire_slow(a, e, s);
 }
 
+reg_region* reg_cache::acquire_uncached(uintptr_t a, uintptr_t e) {
+  const uintptr_t pa = a & ~page_mask_;
+  const uintptr_t pe = (e + page_mask_) & ~page_mask_;
+  void* h = reg_(reinterpret_cast<void*>(pa), pe - pa);
+  if (h == nullptr) return nullptr;
+  auto* r = new reg_region;
+  r->base = pa;
+  r->end = pe;
+  r->handle = h;
+  r->per_use = true;
+  r->state.store(1, std::memory_order_relaxed);  // invalid (never listed), one use
+  registered_bytes_.fetch_add(pe - pa, std::memory_order_relaxed);
+  uncached_.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
 void reg_cache::release(reg_region* r) {
+  if (r->per_use) {
+    assert(r->state.load(std::memory_order_relaxed) == 1);
+    dereg_(r->handle);
+    registered_bytes_.fetch_sub(r->end - r->base, std::memory_order_relaxed);
+    delete r;
+    return;
+  }
   // acq_rel: the user's accesses through r happen before the deregistration
   // that the last release (or the invalidator, seeing count 0) performs.
   const uint64_t old = r->state.fetch_sub(1, std::memory_order_acq_rel);
@@ -199,7 +235,7 @@ void reg_cache::release(reg_region* r) {
     r->next = nullptr;
     retire(r);
   }
-  if (zombies_pending_.load(std::memory_order_relaxed)) collect();
+  if (work_pending()) collect();
 }
 
 reg_region* reg_cache::find_containing(uintptr_t a, uintptr_t e) const noexcept {
@@ -212,13 +248,16 @@ reg_region* reg_cache::find_containing(uintptr_t a, uintptr_t e) const noexcept 
 }
 
 void reg_cache::reserve_locked(std::unique_lock<std::mutex>& lk) {
-  while (index_.size() == index_.capacity() || free_ == nullptr) {
-    const size_t want = std::max<size_t>(64, 2 * index_.capacity());
+  while (index_.size() == index_.capacity() || scratch_.capacity() < index_.capacity() ||
+         free_ == nullptr) {
     const bool need_index = index_.size() == index_.capacity();
+    const size_t want = need_index ? std::max<size_t>(64, 2 * index_.capacity()) : index_.capacity();
+    const bool need_scratch = scratch_.capacity() < want;
     const bool need_region = free_ == nullptr;
     lk.unlock();
-    std::vector<reg_region*> spare;
+    std::vector<reg_region*> spare, spare_scratch;
     if (need_index) spare.reserve(want);
+    if (need_scratch) spare_scratch.reserve(want);
     reg_region* fresh = need_region ? new reg_region : nullptr;
     lk.lock();
     if (fresh != nullptr) {
@@ -231,12 +270,115 @@ void reg_cache::reserve_locked(std::unique_lock<std::mutex>& lk) {
       spare.assign(index_.begin(), index_.end());  // fits: no allocation
       index_.swap(spare);
     }
-    if (spare.capacity() != 0) {
+    if (spare_scratch.capacity() > scratch_.capacity()) scratch_.swap(spare_scratch);
+    if (spare.capacity() != 0 || spare_scratch.capacity() != 0) {
       lk.unlock();
       std::vector<reg_region*>().swap(spare);  // free outside the lock
+      std::vector<reg_region*>().swap(spare_scratch);
       lk.lock();
     }
   }
+}
+
+namespace {
+
+inline unsigned filter_bit(uintptr_t granule) noexcept {
+  return static_cast<unsigned>((granule * 0x9e3779b97f4a7c15ull) >> 52);  // 12 bits
+}
+
+}  // namespace
+
+void reg_cache::mark_locked(uintptr_t a, uintptr_t e) noexcept {
+  const uintptr_t g0 = a >> filter_shift, g1 = (e - 1) >> filter_shift;
+  if (g1 - g0 >= uintptr_t{filter_words} * 64) {
+    for (auto& w : filter_) w.store(~uint64_t{0}, std::memory_order_release);
+    return;
+  }
+  for (uintptr_t g = g0; g <= g1; ++g) {
+    const unsigned b = filter_bit(g);
+    std::atomic<uint64_t>& w = filter_[b / 64];
+    const uint64_t m = uint64_t{1} << (b % 64);
+    if (!(w.load(std::memory_order_relaxed) & m)) w.fetch_or(m, std::memory_order_release);
+  }
+}
+
+bool reg_cache::may_cover(uintptr_t a, uintptr_t e) const noexcept {
+  const uintptr_t g0 = a >> filter_shift, g1 = (e - 1) >> filter_shift;
+  if (g1 - g0 >= 64) return true;  // large ranges: not worth the scan
+  for (uintptr_t g = g0; g <= g1; ++g) {
+    const unsigned b = filter_bit(g);
+    if (filter_[b / 64].load(std::memory_order_acquire) & (uint64_t{1} << (b % 64))) return true;
+  }
+  return false;
+}
+
+void reg_cache::rebuild_filter_locked() noexcept {
+  // Every region and pending registration still present was marked when it
+  // was added, so the new words are subsets of the old ones: a hook reading
+  // a word mid-rebuild may see a bit cleared only if nothing needs it.
+  uint64_t words[filter_words] = {};
+  auto add = [&](uintptr_t a, uintptr_t e) {
+    const uintptr_t g0 = a >> filter_shift, g1 = (e - 1) >> filter_shift;
+    if (g1 - g0 >= uintptr_t{filter_words} * 64) {
+      for (auto& w : words) w = ~uint64_t{0};
+      return;
+    }
+    for (uintptr_t g = g0; g <= g1; ++g) {
+      const unsigned b = filter_bit(g);
+      words[b / 64] |= uint64_t{1} << (b % 64);
+    }
+  };
+  for (const reg_region* r : index_) add(r->base, r->end);
+  for (const pending* p = pending_; p != nullptr; p = p->next) add(p->base, p->end);
+  for (int i = 0; i < filter_words; ++i) filter_[i].store(words[i], std::memory_order_release);
+  filter_dropped_ = 0;
+}
+
+void reg_cache::defer(uintptr_t a, uintptr_t e) noexcept {
+  uint64_t pos = defer_tail_.load(std::memory_order_relaxed);
+  for (;;) {
+    defer_slot& s = defer_[pos % defer_slots];
+    const uint64_t seq = s.seq.load(std::memory_order_acquire);
+    const auto diff = static_cast<int64_t>(seq - pos);
+    if (diff == 0) {
+      if (defer_tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+        s.a = a;
+        s.e = e;
+        s.seq.store(pos + 1, std::memory_order_release);
+        break;
+      }
+    } else if (diff < 0) {
+      // Full: the next locked section drops every region instead.
+      defer_overflows_.fetch_add(1, std::memory_order_release);
+      break;
+    } else {
+      pos = defer_tail_.load(std::memory_order_relaxed);
+    }
+  }
+  // Release: the slot (or the overflow) is visible to whoever sees this.
+  deferred_.fetch_add(1, std::memory_order_release);
+}
+
+void reg_cache::apply_deferred_locked(reg_region** retire) noexcept {
+  const uint64_t d = deferred_.load(std::memory_order_acquire);
+  if (d == applied_.load(std::memory_order_relaxed)) return;
+  // Every range counted in d was queued (its slot reserved) before d was
+  // bumped, so it lies before defer_tail_ as read now.
+  const uint64_t tail = defer_tail_.load(std::memory_order_acquire);
+  for (; defer_head_ != tail; ++defer_head_) {
+    defer_slot& s = defer_[defer_head_ % defer_slots];
+    // A producer between its reservation and its store: a few instructions.
+    while (s.seq.load(std::memory_order_acquire) != defer_head_ + 1) sched_yield();
+    invalidations_ += invalidate_locked(s.a, s.e, retire, true);
+    s.seq.store(defer_head_ + defer_slots, std::memory_order_release);
+  }
+  const uint64_t o = defer_overflows_.load(std::memory_order_acquire);
+  if (o != overflows_applied_) {
+    invalidations_ += invalidate_locked(0, ~page_mask_, retire, true);
+    overflows_applied_ = o;
+  }
+  // Release: a hit that reads this sees the regions' valid bits cleared.
+  applied_.store(d, std::memory_order_release);
 }
 
 reg_region* reg_cache::new_region_locked(uintptr_t b, uintptr_t e, void* h, bool valid) noexcept {
@@ -276,27 +418,44 @@ size_t reg_cache::invalidate_locked(uintptr_t a, uintptr_t e, reg_region** retir
   }
   const auto n = static_cast<size_t>(hi - lo);
   index_.erase(lo, hi);
+  filter_dropped_ += n;
   return n;
 }
 
 size_t reg_cache::evict_locked(const reg_region* keep, reg_region** retire) noexcept {
+  // Least recently used unused regions first; scratch_ has room for all.
+  scratch_.clear();
+  for (reg_region* r : index_)
+    if (r != keep && count_of(r->state.load(std::memory_order_relaxed)) == 0) scratch_.push_back(r);
+  std::sort(scratch_.begin(), scratch_.end(), [](const reg_region* x, const reg_region* y) {
+    return x->last_use.load(std::memory_order_relaxed) < y->last_use.load(std::memory_order_relaxed);
+  });
+  const size_t entries_goal = max_entries_ - max_entries_ / 8;
+  size_t entries = index_.size();
   size_t n = 0;
-  auto out = index_.begin();
-  for (auto in = index_.begin(); in != index_.end(); ++in) {
-    reg_region* r = *in;
+  for (reg_region* r : scratch_) {
+    if (entries <= entries_goal && cached_bytes_ <= max_bytes_) break;
     uint64_t s = r->state.load(std::memory_order_relaxed);
-    // Only an unused region, atomically against a concurrent hit.
-    if (cached_bytes_ > capacity_ && r != keep && count_of(s) == 0 &&
-        r->state.compare_exchange_strong(s, s & ~valid_bit, std::memory_order_acq_rel)) {
-      cached_bytes_ -= r->end - r->base;
-      r->next = *retire;
-      *retire = r;
-      ++n;
-    } else {
-      *out++ = r;
-    }
+    // Only if still unused, atomically against a concurrent hit.
+    if (count_of(s) != 0 ||
+        !r->state.compare_exchange_strong(s, s & ~valid_bit, std::memory_order_acq_rel))
+      continue;
+    cached_bytes_ -= r->end - r->base;
+    --entries;
+    r->next = *retire;
+    *retire = r;
+    ++n;
   }
-  index_.erase(out, index_.end());
+  scratch_.clear();
+  if (n != 0) {
+    // Listed regions are valid, except those just evicted.
+    index_.erase(std::remove_if(index_.begin(), index_.end(),
+                                [](const reg_region* r) {
+                                  return !(r->state.load(std::memory_order_relaxed) & valid_bit);
+                                }),
+                 index_.end());
+    filter_dropped_ += n;
+  }
   return n;
 }
 
@@ -318,12 +477,20 @@ reg_region* reg_cache::acquire_slow(uintptr_t a, uintptr_t e, void* slot) {
         }
       }
     } guard{this, &p};
+    reg_region* early_retire = nullptr;
+    struct retire_guard {
+      reg_cache* c;
+      reg_region** list;
+      ~retire_guard() { c->retire(*list); }
+    } early_guard{this, &early_retire};
     {
       std::lock_guard<std::mutex> g(mutex_);
+      apply_deferred_locked(&early_retire);
       if (reg_region* r = find_containing(a, e)) {
         // Listed, hence valid: it cannot be invalidated while we hold the
         // lock, so a plain increment suffices.
         r->state.fetch_add(1, std::memory_order_relaxed);
+        r->last_use.store(clock_.load(std::memory_order_relaxed), std::memory_order_relaxed);
         count_hit(t_state.shard);
         remember(s, r);
         return r;
@@ -338,6 +505,9 @@ reg_region* reg_cache::acquire_slow(uintptr_t a, uintptr_t e, void* slot) {
           p.end = std::max(p.end, (*it)->end);
         }
       }
+      // Before the registration starts: from now on a hook for these pages
+      // takes the locked path (or queues the range) and marks p stale.
+      mark_locked(p.base, p.end);
       link_locked(&p);
     }
 
@@ -349,6 +519,7 @@ reg_region* reg_cache::acquire_slow(uintptr_t a, uintptr_t e, void* slot) {
     {
       std::unique_lock<std::mutex> lk(mutex_);
       reserve_locked(lk);  // may drop the lock: p stays linked meanwhile
+      apply_deferred_locked(&retire_list);
       unlink_locked(&p);
       if (h == nullptr) {
         if (!(merge && (p.base != pa || p.end != pe))) return nullptr;
@@ -375,12 +546,16 @@ reg_region* reg_cache::acquire_slow(uintptr_t a, uintptr_t e, void* slot) {
         auto pos = std::upper_bound(index_.begin(), index_.end(), p.base,
                                     [](uintptr_t v, const reg_region* r) { return v < r->base; });
         result = new_region_locked(p.base, p.end, h, true);
+        const uint64_t now = clock_.load(std::memory_order_relaxed) + 1;
+        clock_.store(now, std::memory_order_relaxed);
+        result->last_use.store(now, std::memory_order_relaxed);
         index_.insert(pos, result);  // capacity reserved: no allocation
         cached_bytes_ += p.end - p.base;
         registered_bytes_.fetch_add(p.end - p.base, std::memory_order_relaxed);
         ++misses_;
         h = nullptr;
-        if (cached_bytes_ > capacity_) evictions_ += evict_locked(result, &retire_list);
+        if (over_bounds_locked()) evictions_ += evict_locked(result, &retire_list);
+        if (filter_dropped_ > index_.size() + 64) rebuild_filter_locked();
       }
       if (result != nullptr && (result->state.load(std::memory_order_relaxed) & valid_bit))
         remember(s, result);
@@ -413,13 +588,14 @@ void reg_cache::retire(reg_region* list) {
 }
 
 void reg_cache::invalidate(void* addr, size_t len) {
-  if (len == 0) return;
+  if (len == 0 || !cached_) return;
   const auto a = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t pa = a & ~page_mask_;
   const uintptr_t pe = a + len < a ? ~page_mask_ : (a + len + page_mask_) & ~page_mask_;
   reg_region* retire_list = nullptr;
   {
     std::lock_guard<std::mutex> g(mutex_);
+    apply_deferred_locked(&retire_list);
     invalidations_ += invalidate_locked(pa, pe, &retire_list, true);
   }
   retire(retire_list);
@@ -430,8 +606,13 @@ void reg_cache::on_unmap(void* self, uintptr_t addr, size_t len) noexcept {
   const uintptr_t pa = addr & ~c->page_mask_;
   const uintptr_t pe =
       addr + len < addr ? ~c->page_mask_ : (addr + len + c->page_mask_) & ~c->page_mask_;
+  if (pe <= pa || !c->may_cover(pa, pe)) return;  // no lock, no write
+  std::unique_lock<std::mutex> lk(c->mutex_, std::try_to_lock);
+  if (!lk.owns_lock()) {
+    c->defer(pa, pe);
+    return;
+  }
   reg_region* retire_list = nullptr;
-  std::lock_guard<std::mutex> g(c->mutex_);
   c->invalidations_ += c->invalidate_locked(pa, pe, &retire_list, true);
   if (retire_list == nullptr) return;
   // Deregistering here would call the network library from inside some
@@ -444,12 +625,21 @@ void reg_cache::on_unmap(void* self, uintptr_t addr, size_t len) noexcept {
 }
 
 void reg_cache::collect() {
-  if (!zombies_pending_.exchange(false, std::memory_order_acquire)) return;
-  reg_region* list;
+  if (!cached_) return;
+  const bool zombies = zombies_pending_.exchange(false, std::memory_order_acquire);
+  if (!zombies && deferred_.load(std::memory_order_acquire) == applied_.load(std::memory_order_acquire))
+    return;
+  reg_region* list = nullptr;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    list = zombies_;
-    zombies_ = nullptr;
+    apply_deferred_locked(&list);
+    if (zombies_ != nullptr) {
+      reg_region* last = zombies_;
+      while (last->next != nullptr) last = last->next;
+      last->next = list;
+      list = zombies_;
+      zombies_ = nullptr;
+    }
   }
   retire(list);
 }
@@ -461,8 +651,22 @@ reg_cache::stats reg_cache::get_stats() const {
   st.misses = misses_;
   st.invalidations = invalidations_;
   st.evictions = evictions_;
+  st.entries = index_.size();
+  st.uncached = uncached_.load(std::memory_order_relaxed);
+  st.deferred = deferred_.load(std::memory_order_relaxed);
   st.registered_bytes = registered_bytes_.load(std::memory_order_relaxed);
   return st;
+}
+
+caching_decision decide_caching(int use_dreg, bool registrations_pin, bool hooks_active) noexcept {
+  if (use_dreg == 0) return {false, "per use (LCI_USE_DREG=0)"};
+  if (registrations_pin)
+    return {false, "per use (the backend's registrations pin pages, and the hooks miss "
+                   "glibc's own unmaps)"};
+  if (!hooks_active)
+    return {false, "per use (the munmap hooks are not in effect: liblci was dlopen()-ed "
+                   "or linked statically)"};
+  return {true, "cached (the backend's registrations do not pin pages)"};
 }
 
 }  // namespace lci

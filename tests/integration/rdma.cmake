@@ -41,3 +41,27 @@ lci_add_launched_test(NAME integration.long_two_sided.big.shm.np2 TARGET long_tw
   NP 2 PROVIDER shm ARGS --big TIMEOUT 300)
 lci_add_launched_test(NAME integration.one_sided_long.big.shm.np2 TARGET one_sided_long
   NP 2 PROVIDER shm ARGS --big TIMEOUT 300)
+
+# The munmap/mremap/madvise hooks and the registration cache's policy.
+# fork() while other threads are inside the hooks: every child must run and
+# exit (fork_hooks.cpp). LCI_USE_DREG=1 so that a cache listens to the hooks.
+add_executable(fork_hooks ${CMAKE_CURRENT_LIST_DIR}/fork_hooks.cpp)
+target_link_libraries(fork_hooks PRIVATE LCI::lci Threads::Threads)
+target_compile_options(fork_hooks PRIVATE -Wall -Wextra)
+foreach(prov shm tcp)
+  lci_add_launched_test(NAME integration.memory.fork_hooks.${prov}.np1 TARGET fork_hooks
+    NP 1 PROVIDER ${prov} ENV LCI_USE_DREG=1 LABELS threaded TIMEOUT 180)
+endforeach()
+# LCI_USE_DREG: memory_reuse's LCI_SEGMENT_ALL transfers, with the device's
+# registration counters (logged at LCI_finalize) checked: 0 registers every
+# use and caches nothing; 1 caches over shm, whose registrations do not pin.
+lci_add_launched_test(NAME integration.memory.dreg0.shm.np2 TARGET memory_reuse
+  NP 2 PROVIDER shm ENV LCI_USE_DREG=0 LCI_LOG_LEVEL=info TIMEOUT 300)
+lci_add_launched_test(NAME integration.memory.dreg1.shm.np2 TARGET memory_reuse
+  NP 2 PROVIDER shm ENV LCI_USE_DREG=1 LCI_LOG_LEVEL=info TIMEOUT 300)
+set_tests_properties(integration.memory.dreg0.shm.np2 PROPERTIES
+  PASS_REGULAR_EXPRESSION "registrations: 0 hits, 0 misses, [1-9][0-9]* per use"
+  FAIL_REGULAR_EXPRESSION "registrations: [1-9][0-9]* hits|registrations: [0-9]+ hits, [1-9][0-9]* misses|FAIL|exited with status [1-9]")
+set_tests_properties(integration.memory.dreg1.shm.np2 PROPERTIES
+  PASS_REGULAR_EXPRESSION "registrations cached.*registrations: [0-9]+ hits, [1-9][0-9]* misses, 0 per use"
+  FAIL_REGULAR_EXPRESSION "FAIL|exited with status [1-9]")

@@ -716,3 +716,220 @@ TEST_CASE("reg_cache: hit cost (acquire + release, one thread)") {
   CHECK(nic.registrations == 1);
   CHECK(cache.get_stats().hits == iters);
 }
+
+// ---- what may be cached (C3), LCI_USE_DREG, bounds ------------------------
+
+namespace {
+
+// A NIC whose registrations pin pages, emulated: each registration records
+// the stamp written at the start of its second page when it was made. Pinned
+// pages keep what they held then; a registration "reaches" the program's
+// buffer only if the buffer still holds the same stamp (a fresh stamp is
+// written each time the buffer is allocated).
+struct pinning_nic {
+  std::vector<uint64_t> stamps{0};  // handle k -> stamp seen at registration
+  std::mutex m;
+  uint64_t live = 0, registrations = 0;
+  lci::reg_cache::register_fn reg() {
+    return [this](void* addr, size_t) -> void* {
+      uint64_t stamp;
+      memcpy(&stamp, static_cast<char*>(addr) + page, sizeof stamp);
+      std::lock_guard<std::mutex> g(m);
+      stamps.push_back(stamp);
+      ++live;
+      ++registrations;
+      return reinterpret_cast<void*>(stamps.size() - 1);
+    };
+  }
+  lci::reg_cache::deregister_fn dereg() {
+    return [this](void*) {
+      std::lock_guard<std::mutex> g(m);
+      --live;
+    };
+  }
+  uint64_t stamp_of(void* handle) {
+    std::lock_guard<std::mutex> g(m);
+    return stamps[reinterpret_cast<uintptr_t>(handle)];
+  }
+};
+
+// Acquires the 64 MiB malloc-ed buffer, releases it, frees it, allocates
+// again (glibc maps it again, usually at the same address, and its own
+// munmap bypasses the hooks) and acquires again. Returns whether the second
+// registration reaches the second buffer; *same_address tells whether the
+// allocator did reuse the address (otherwise nothing was at stake).
+// The stamp's place: the start of the buffer's second page.
+uint64_t* stamp_in(void* buffer) {
+  return reinterpret_cast<uint64_t*>((as_int(buffer) & ~(page - 1)) + page);
+}
+
+bool stale_scenario(lci::reg_cache& cache, pinning_nic& nic, bool* same_address) {
+  const size_t len = size_t{64} << 20;
+  auto* b1 = static_cast<uint64_t*>(malloc(len));
+  REQUIRE(b1 != nullptr);
+  *stamp_in(b1) = 0x1111;
+  lci::reg_region* r1 = cache.acquire(b1, len);
+  REQUIRE(r1 != nullptr);
+  CHECK(nic.stamp_of(lci::reg_cache::handle(r1)) == 0x1111);
+  cache.release(r1);
+  free(b1);
+  auto* b2 = static_cast<uint64_t*>(malloc(len));
+  REQUIRE(b2 != nullptr);
+  *stamp_in(b2) = 0x2222;
+  *same_address = b2 == b1;
+  lci::reg_region* r2 = cache.acquire(b2, len);
+  REQUIRE(r2 != nullptr);
+  const bool reaches = nic.stamp_of(lci::reg_cache::handle(r2)) == 0x2222;
+  cache.release(r2);
+  free(b2);
+  return reaches;
+}
+
+}  // namespace
+
+TEST_CASE("reg_cache: the caching decision") {
+  // LCI_USE_DREG=0: never.
+  CHECK_FALSE(lci::decide_caching(0, false, true).cache);
+  CHECK_FALSE(lci::decide_caching(0, true, true).cache);
+  // Pinning registrations: never, whatever LCI_USE_DREG says.
+  CHECK_FALSE(lci::decide_caching(1, true, true).cache);
+  // Without the hooks nothing would ever invalidate: never.
+  CHECK_FALSE(lci::decide_caching(1, false, false).cache);
+  // Registrations that do not pin, hooks in effect, LCI_USE_DREG=1: cached.
+  CHECK(lci::decide_caching(1, false, true).cache);
+  CHECK(std::string(lci::decide_caching(0, false, true).reason).find("LCI_USE_DREG=0") !=
+        std::string::npos);
+}
+
+TEST_CASE("reg_cache: memory freed and allocated again at the same address (pinning backend)") {
+  pinning_nic nic;
+  SUBCASE("the configuration a device uses for a pinning backend") {
+    const lci::caching_decision d = lci::decide_caching(1, true, lci::mem_hooks::active());
+    lci::reg_cache::options opt;
+    opt.cached = d.cache;
+    lci::reg_cache cache(nic.reg(), nic.dereg(), opt);
+    bool same = false;
+    CHECK(stale_scenario(cache, nic, &same));
+    MESSAGE("allocated again at the same address: ", std::string(same ? "yes" : "no"));
+    CHECK(nic.registrations == 2);
+    CHECK(nic.live == 0);  // nothing kept registered between uses
+    const auto st = cache.get_stats();
+    CHECK(st.hits == 0);
+    CHECK(st.uncached == 2);
+    CHECK(st.entries == 0);
+  }
+  SUBCASE("a caching cache would serve the stale registration (what the hooks miss)") {
+    lci::reg_cache cache(nic.reg(), nic.dereg());
+    bool same = false;
+    const bool reaches = stale_scenario(cache, nic, &same);
+    // Only meaningful when glibc put the second buffer where the first was.
+    if (same) {
+      CHECK_FALSE(reaches);
+      CHECK(nic.registrations == 1);
+    }
+  }
+}
+
+TEST_CASE("reg_cache: per-use mode (LCI_USE_DREG=0) registers and deregisters every use") {
+  fake_backend nic;
+  mapping m(8);
+  lci::reg_cache::options opt;
+  opt.cached = lci::decide_caching(0, false, true).cache;
+  lci::reg_cache cache(nic.reg(), nic.dereg(), opt);
+  CHECK_FALSE(cache.cached());
+  for (int i = 0; i < 10; ++i) {
+    lci::reg_region* r = cache.acquire(m.p + 10, 3 * page);
+    REQUIRE(r != nullptr);
+    CHECK(contains(r, m.p + 10, 3 * page));
+    CHECK(nic.live_count() == 1);
+    lci::reg_region* r2 = cache.acquire(m.p + 10, 3 * page);  // same range, while in use
+    CHECK(r2 != r);
+    CHECK(lci::reg_cache::handle(r2) != lci::reg_cache::handle(r));
+    cache.release(r2);
+    cache.release(r);
+    CHECK(nic.live_count() == 0);
+  }
+  const auto st = cache.get_stats();
+  CHECK(st.hits == 0);
+  CHECK(st.misses == 0);
+  CHECK(st.uncached == 20);
+  CHECK(st.entries == 0);
+  CHECK(st.registered_bytes == 0);
+  CHECK(nic.registrations == 20);
+  CHECK(nic.unaligned == 0);
+  CHECK(nic.bad_deregistrations == 0);
+}
+
+TEST_CASE("reg_cache: the entry bound holds, least recently used leave first") {
+  fake_backend nic;
+  constexpr size_t bound = 8;
+  mapping m(2 * 200 + 2);
+  lci::reg_cache::options opt;
+  opt.max_entries = bound;
+  lci::reg_cache cache(nic.reg(), nic.dereg(), opt);
+  char* hot = m.p;  // used between every two misses: never the least recent
+  lci::reg_region* h = cache.acquire(hot, page);
+  void* hot_handle = lci::reg_cache::handle(h);
+  cache.release(h);
+  size_t max_seen = 0;
+  for (int i = 1; i <= 200; ++i) {
+    cache.release(cache.acquire(m.p + 2 * i * page, page));  // every other page: no merging
+    lci::reg_region* x = cache.acquire(hot, page);
+    if (lci::reg_cache::handle(x) != hot_handle) FAIL_CHECK("the recently used region left");
+    cache.release(x);
+    max_seen = std::max<size_t>(max_seen, cache.get_stats().entries);
+  }
+  const auto st = cache.get_stats();
+  CHECK(max_seen <= bound);
+  CHECK(st.entries <= bound);
+  CHECK(st.evictions >= 200 + 1 - bound);
+  CHECK(nic.live_count() == st.entries);
+  CHECK(nic.bad_deregistrations == 0);
+}
+
+TEST_CASE("reg_cache: byte capacity evicts the least recently used, not the lowest address") {
+  fake_backend nic;
+  mapping m(64);
+  lci::reg_cache cache(nic.reg(), nic.dereg(), 4 * page);
+  // The lowest region is used between every two misses.
+  lci::reg_region* h = cache.acquire(m.p, page);
+  void* hot_handle = lci::reg_cache::handle(h);
+  cache.release(h);
+  for (int i = 1; i < 16; ++i) {
+    cache.release(cache.acquire(m.p + 2 * i * page, page));
+    lci::reg_region* x = cache.acquire(m.p, page);
+    CHECK(lci::reg_cache::handle(x) == hot_handle);
+    cache.release(x);
+  }
+  CHECK(cache.get_stats().registered_bytes <= 4 * page);
+  CHECK(nic.bad_deregistrations == 0);
+}
+
+TEST_CASE("reg_cache: entry bound with regions in use and several threads") {
+  fake_backend nic;
+  constexpr size_t bound = 16;
+  constexpr int nthreads = 4;
+  mapping m(2 * 64 * nthreads);
+  lci::reg_cache::options opt;
+  opt.max_entries = bound;
+  lci::reg_cache cache(nic.reg(), nic.dereg(), opt);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < nthreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(99 + t);
+      for (int i = 0; i < 5000; ++i) {
+        char* p = m.p + 2 * (t * 64 + rng() % 64) * page;
+        lci::reg_region* r = cache.acquire(p, page);
+        if (r == nullptr || !contains(r, p, page) || !nic.is_live(lci::reg_cache::handle(r)))
+          failures++;
+        if (r != nullptr) cache.release(r);
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures == 0);
+  const auto st = cache.get_stats();
+  CHECK(st.entries <= bound);
+  CHECK(nic.live_count() == st.entries);
+  CHECK(nic.bad_deregistrations == 0);
+}

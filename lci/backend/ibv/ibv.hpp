@@ -129,6 +129,8 @@ class ibv_device final {
     return reinterpret_cast<uint64_t>(addr);
   }
   bool uses_virtual_addresses() const { return true; }
+  // Plain verbs registrations pin the pages; on-demand paging ones do not.
+  bool registrations_pin() const { return !odp_; }
 
   int poll(completion* out, int max) {
     constexpr int batch = 16;

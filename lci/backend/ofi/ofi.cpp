@@ -24,6 +24,21 @@ std::vector<unsigned char> from_hex(const std::string& s) {
   return out;
 }
 
+// Providers that move data by virtual address through the kernel (shm:
+// process_vm_readv/writev or CMA; tcp, sockets, udp, net: sockets), so that
+// a registration is only a key and a permission for a virtual range and
+// always reaches whatever is mapped there now. Every other provider (verbs,
+// efa, cxi, psm2/3, opx, ucx, ...) is assumed to pin pages: mr_mode cannot
+// tell (FI_MR_LOCAL only says that local buffers need descriptors), and a
+// wrong "does not pin" would let a cached registration reach freed pages.
+// For a layered provider ("tcp;ofi_rxm") the core provider decides.
+bool registrations_pin_of(const std::string& provider) {
+  const std::string core = provider.substr(0, provider.find(';'));
+  for (const char* p : {"shm", "sm2", "tcp", "sockets", "udp", "net"})
+    if (core == p) return false;
+  return true;
+}
+
 }  // namespace
 
 ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
@@ -42,6 +57,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   mr_virt_addr_ = mr_mode & FI_MR_VIRT_ADDR;
   // FI_MR_BASIC (libfabric's old mode) means virtual addresses and provider keys.
   if (mr_mode == FI_MR_BASIC) mr_virt_addr_ = mr_prov_key_ = true;
+  registrations_pin_ = registrations_pin_of(provider_);
   max_inject_ = info_->tx_attr->inject_size;
   rx_size_ = info_->rx_attr->size;
 

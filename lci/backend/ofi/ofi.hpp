@@ -122,6 +122,9 @@ class ofi_device final {
                                                  static_cast<const char*>(base));
   }
   bool uses_virtual_addresses() const { return mr_virt_addr_; }
+  // Whether a registration holds on to the physical pages it was made for
+  // (see registrations_pin_of() in ofi.cpp).
+  bool registrations_pin() const { return registrations_pin_; }
 
   int poll(completion* out, int max) {
     constexpr int batch = 16;
@@ -175,6 +178,7 @@ class ofi_device final {
   size_t max_inject_ = 0;
   size_t rx_size_ = 0;
   bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false, mr_virt_addr_ = false;
+  bool registrations_pin_ = true;
   uint64_t next_key_ = 1;
   std::string provider_;
   // On the shm provider: the region's /dev/shm file, named by this device
