@@ -40,6 +40,7 @@ enum class control_kind : uint8_t {
   nack = 3,     // the target could not allocate (fin_payload with the sender's id)
   gfence = 4,   // gfence announcement (gfence_payload)
   getv_reply = 5,  // the piggy-back bytes a getv read (fin_payload with the getter's id, then data)
+  abort = 6,    // the origin's RDMA writes failed (fin_payload with the receiver's id)
 };
 
 inline constexpr msg_kind write_imm_kind = static_cast<msg_kind>(14);

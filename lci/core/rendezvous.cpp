@@ -8,6 +8,7 @@
 #include "lci/core/log.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/test_hooks.hpp"
 #include "lci/core/two_sided.hpp"
 
 namespace lci {
@@ -355,7 +356,12 @@ void rdma_finished(device& d, rdv_op* op) {
   switch (op->role) {
     case rdv_role::send:
     case rdv_role::put_alloc:
-      if (!op->write_imm) {
+      if (op->flag != LCI_OK) {
+        // The data did not arrive (whole or in part): the target completes
+        // with an error instead of a FIN, which would claim it did.
+        fin_payload abort{op->peer_id};
+        send_control(d, op->rank, make_control_imm(control_kind::abort), &abort, sizeof(abort));
+      } else if (!op->write_imm) {
         fin_payload fin{op->peer_id};
         send_control(d, op->rank, make_control_imm(control_kind::fin), &fin, sizeof(fin));
       }
@@ -413,18 +419,11 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
   d.put_ctx(c);
   op->id = d.rdv.insert(op);
   if (!ok) {
-    // Memory is short: the sender's completion says LCI_ERR_RETRY, this
-    // receive completes with LCI_ERR_FATAL and no buffer; nothing crashes.
-    LCI_WARN("%s: cannot allocate %llu bytes for a message from rank %d (tag %u); refused",
-             h.count ? "LCI_recvv" : "LCI_recvl", static_cast<unsigned long long>(h.size),
-             op->rank, op->tag);
-    fin_payload nack{h.send_id};
-    send_control(d, op->rank, make_control_imm(control_kind::nack), &nack, sizeof(nack));
-    op->flag = LCI_ERR_FATAL;
-    op->lbuffer = LCI_lbuffer_t{nullptr, nullptr, 0};
-    op->iov = LCI_iovec_t{{nullptr, 0}, nullptr, 0};
-    finish(d, op, true);
-    return;
+    // API: a dynamic recvl/recvv that cannot allocate aborts the process
+    // (a receive into the program's buffers never fails to allocate).
+    fatal("%s: cannot allocate %llu bytes for a message from rank %d (tag %u); aborting",
+          h.count ? "LCI_recvv" : "LCI_recvl", static_cast<unsigned long long>(h.size), op->rank,
+          op->tag);
   }
   if (h.size == 0 && h.count == 0) {
     // Nothing to move: the sender completed when its RTS left.
@@ -487,6 +486,11 @@ void on_control(device& d, packet* p, control_kind kind) {
       op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
                       op->lengths[0] > 0 && op->lengths[0] <= LCI_MAX_SINGLE_MESSAGE_SIZE;
       d.put_packet(p);
+      if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
+          g_test_fail_next_rdma.exchange(false)) {
+        on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
+        return;
+      }
       post_rdma(d, op);
       return;
     }
@@ -495,6 +499,20 @@ void on_control(device& d, packet* p, control_kind kind) {
       memcpy(&fin, p->payload(), sizeof(fin));
       d.put_packet(p);
       on_write_imm(d, static_cast<uint32_t>(fin.id));
+      return;
+    }
+    case control_kind::abort: {
+      // The origin's writes failed: this receive (or putla/putva target)
+      // completes with LCI_ERR_FATAL; its buffers are delivered as usual
+      // (an LCI-allocated one is the program's to free) with undefined contents.
+      fin_payload abort;
+      memcpy(&abort, p->payload(), sizeof(abort));
+      d.put_packet(p);
+      rdv_op* op = d.rdv.get(static_cast<uint32_t>(abort.id));
+      LCI_ASSERT(op, "an abort names rendezvous %llu, which does not exist",
+                 static_cast<unsigned long long>(abort.id));
+      op->flag = LCI_ERR_FATAL;
+      finish(d, op, true);
       return;
     }
     case control_kind::nack: {

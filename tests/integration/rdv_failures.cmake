@@ -1,0 +1,20 @@
+# Failures inside a rendezvous (rdv_failures.cpp), over shm and tcp.
+# Included from tests/integration/CMakeLists.txt.
+add_executable(rdv_failures ${CMAKE_CURRENT_LIST_DIR}/rdv_failures.cpp)
+target_link_libraries(rdv_failures PRIVATE LCI::lci Threads::Threads)
+target_compile_options(rdv_failures PRIVATE -Wall -Wextra)
+
+foreach(prov shm tcp)
+  # RDMA writes failed by the library's fault-injection hook (LCI_TEST_HOOKS=1).
+  lci_add_launched_test(NAME integration.rdv_failures.failed_rdv.${prov}.np2
+    TARGET rdv_failures NP 2 PROVIDER ${prov} ARGS --case failed_rdv ENV LCI_TEST_HOOKS=1)
+  # A dynamic recvl that cannot allocate aborts the job with a message. The
+  # receiver limits its memory with RLIMIT_AS, which AddressSanitizer defeats.
+  if(NOT LCI_SANITIZE)
+    lci_add_launched_test(NAME integration.rdv_failures.recvl_no_memory.${prov}.np2
+      TARGET rdv_failures NP 2 PROVIDER ${prov} ARGS --case recvl_no_memory TIMEOUT 180)
+    set_tests_properties(integration.rdv_failures.recvl_no_memory.${prov}.np2 PROPERTIES
+      PASS_REGULAR_EXPRESSION "LCI_recvl: cannot allocate 4294967296 bytes for a message from rank 0 \\(tag 81\\). aborting")
+  endif()
+endforeach()
+
