@@ -4,6 +4,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
 #include <cstring>
 
 #include "lci/core/config.hpp"
@@ -11,6 +13,7 @@
 #include "lci/core/runtime.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/two_sided.hpp"
+#include "lci/core/validate.hpp"
 
 namespace lci {
 namespace {
@@ -207,12 +210,106 @@ void send_control(device& d, int rank, uint32_t imm, const void* data, size_t le
   d.push_backlog(std::move(b));
 }
 
+std::atomic<uint64_t> g_dropped_messages{0};
+
+void report_dropped(const char* what, const char* field, int rank) {
+  static std::atomic<int64_t> next_warning_ns{0};
+  const uint64_t n = g_dropped_messages.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t next = next_warning_ns.load(std::memory_order_relaxed);
+  if (now < next ||
+      !next_warning_ns.compare_exchange_strong(next, now + 1000000000, std::memory_order_relaxed))
+    return;
+  LCI_WARN("dropped a malformed %s from rank %d: bad %s (%llu messages dropped so far)", what,
+           rank, field, static_cast<unsigned long long>(n));
+}
+
+void drop_message(device& d, packet* p, const char* what, const char* field, int rank) {
+  d.put_packet(p);
+  report_dropped(what, field, rank);
+}
+
 namespace {
 
-// A message arrived in packet p: match it (two-sided) or act on it
-// (one-sided, control), then keep the receive queue full.
-void on_arrival(device& d, packet* p, const net::completion& c) {
-  LCI_PROF_INC(d, received);
+// The first field of an arriving message that is not valid, or nullptr.
+// Checked: the source rank, the kind, the length against the receive size
+// and each kind's minimum, and the counts inside the payload against the
+// length. (The endpoint index is checked where it is looked up; rendezvous
+// ids where the operation is looked up.)
+const char* invalid_field(const device& d, const packet* p, const net::completion& c) {
+  if (static_cast<uint32_t>(c.src_rank) >= static_cast<uint32_t>(LCI_NUM_PROCESSES))
+    return "source rank";
+  const size_t len = c.length;
+  if (len > d.recv_size) return "length";
+  const char* payload = const_cast<packet*>(p)->payload();
+  switch (imm_kind(c.imm)) {
+    case msg_kind::short_msg:
+    case msg_kind::medium:
+    case msg_kind::am_short:
+    case msg_kind::am_medium:
+      return len <= static_cast<size_t>(LCI_MEDIUM_SIZE) ? nullptr : "length";
+    case msg_kind::am_short_c:
+    case msg_kind::am_medium_c:
+    case msg_kind::put_to:
+      return len >= trailer_size ? nullptr : "length (no trailer)";
+    case msg_kind::rts:
+    case msg_kind::rts_alloc: {
+      if (len < sizeof(rts_payload)) return "length (truncated RTS)";
+      rts_payload h;
+      memcpy(&h, payload, sizeof(h));
+      const uint64_t extra = uint64_t{h.count} * sizeof(uint64_t) + h.piggy_length;
+      return extra <= len - sizeof(rts_payload) ? nullptr : "RTS count";
+    }
+    case msg_kind::notify: {
+      if (len < sizeof(notify_payload)) return "length (truncated notify)";
+      notify_payload n;
+      memcpy(&n, payload, sizeof(n));
+      if (n.type == LCI_LONG) return nullptr;
+      if (n.type != LCI_IOVEC) return "notify type";
+      const uint64_t room = len - sizeof(notify_payload);
+      const uint64_t buffers = uint64_t{n.count} * sizeof(notify_buffer);
+      if (buffers > room) return "notify count";
+      // putv: the piggy-back bytes follow; getv: they are answered in one message.
+      if (n.reply_id != 0)
+        return n.length <= static_cast<size_t>(LCI_MEDIUM_SIZE) - sizeof(fin_payload)
+                   ? nullptr
+                   : "notify length";
+      return n.length <= room - buffers ? nullptr : "notify length";
+    }
+    case msg_kind::control:
+      switch (static_cast<control_kind>(imm_endpoint(c.imm))) {
+        case control_kind::rtr: {
+          if (len < offsetof(rtr_payload, buffers)) return "length (truncated RTR)";
+          uint32_t count;
+          memcpy(&count, payload + offsetof(rtr_payload, count), sizeof(count));
+          return uint64_t{count} * sizeof(rtr_payload::remote) <=
+                         len - offsetof(rtr_payload, buffers)
+                     ? nullptr
+                     : "RTR count";
+        }
+        case control_kind::fin:
+        case control_kind::nack:
+        case control_kind::abort:
+        case control_kind::getv_reply:
+          return len >= sizeof(fin_payload) ? nullptr : "length (truncated control message)";
+        case control_kind::gfence: {
+          if (len < sizeof(gfence_payload)) return "length (truncated gfence)";
+          gfence_payload g;
+          memcpy(&g, payload, sizeof(g));
+          return g.endpoint <= static_cast<uint32_t>(max_endpoint_index) ? nullptr
+                                                                         : "gfence endpoint";
+        }
+      }
+      return "control kind";
+    default:
+      return "kind";
+  }
+}
+
+// Acts on a valid message.
+void deliver(device& d, packet* p, const net::completion& c) {
   const msg_kind kind = imm_kind(c.imm);
   p->in.length = static_cast<uint32_t>(c.length);
   p->in.src_rank = c.src_rank;
@@ -224,9 +321,7 @@ void on_arrival(device& d, packet* p, const net::completion& c) {
     const uint32_t index = imm_endpoint(c.imm);
     endpoint* ep = endpoint_by_index(index);
     if (__builtin_expect(ep == nullptr || ep->dev != &d, 0)) {
-      LCI_WARN("dropped a message from rank %d for endpoint %u, which does not exist here",
-               c.src_rank, index);
-      d.put_packet(p);
+      drop_message(d, p, "message", "endpoint index", c.src_rank);
     } else if (__builtin_expect(kind <= msg_kind::rts, 1)) {
       p->in.node.key = make_match_key(
           ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : c.src_rank, index, p->in.tag);
@@ -240,6 +335,17 @@ void on_arrival(device& d, packet* p, const net::completion& c) {
     } else {
       on_eager_put(d, ep, p);
     }
+  }
+}
+
+// A message arrived in packet p: match it (two-sided) or act on it
+// (one-sided, control), then keep the receive queue full.
+void on_arrival(device& d, packet* p, const net::completion& c) {
+  LCI_PROF_INC(d, received);
+  if (const char* bad = invalid_field(d, p, c); __builtin_expect(bad != nullptr, 0)) {
+    drop_message(d, p, "message", bad, c.src_rank);
+  } else {
+    deliver(d, p, c);
   }
   if (packet* fresh = d.get_packet())
     d.post_recv_packet(fresh);
@@ -284,7 +390,7 @@ bool device::progress() {
         on_rdma_done(*this, static_cast<rdv_op*>(c.ctx));
         break;
       case net::completion_kind::remote_write:
-        on_write_imm(*this, imm_rdv_id(c.imm));
+        on_write_imm(*this, imm_rdv_id(c.imm), c.src_rank);
         break;
       case net::completion_kind::failed:
         if (owns_packet(c.ctx))

@@ -85,7 +85,9 @@ LCI_error_t start_get(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI
 // ---- progress: arrivals and completions ------------------------------------
 void on_rts_alloc(device& d, endpoint* ep, packet* p);
 void on_control(device& d, packet* p, control_kind kind);
-void on_write_imm(device& d, uint32_t id);
+// The rendezvous `id` of a receiving op from `rank` has all its data (a
+// write with immediate data or a FIN); an id that names no such op is dropped.
+void on_write_imm(device& d, uint64_t id, int rank);
 void on_notify(device& d, endpoint* ep, packet* p);
 void on_rdma_done(device& d, rdv_op* op);
 void on_rdma_failed(device& d, rdv_op* op, int error);

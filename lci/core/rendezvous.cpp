@@ -10,6 +10,7 @@
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_hooks.hpp"
 #include "lci/core/two_sided.hpp"
+#include "lci/core/validate.hpp"
 
 namespace lci {
 
@@ -463,23 +464,47 @@ void on_rts_alloc(device& d, endpoint* ep, packet* p) {
   send_rtr(d, op);
 }
 
-void on_write_imm(device& d, uint32_t id) {
-  rdv_op* op = d.rdv.get(id);
-  LCI_ASSERT(op, "an RDMA write names rendezvous %u, which does not exist", id);
+namespace {
+
+constexpr unsigned role_bit(rdv_role r) { return 1u << static_cast<unsigned>(r); }
+constexpr unsigned origin_roles = role_bit(rdv_role::send) | role_bit(rdv_role::put_alloc);
+constexpr unsigned target_roles = role_bit(rdv_role::recv) | role_bit(rdv_role::recv_alloc);
+
+// The live op that a peer's message names: its id, the peer's rank and one of
+// `roles` must match, or nullptr (the message is not acted on).
+rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles) {
+  if (id > rdv_id_mask) return nullptr;
+  rdv_op* op = d.rdv.get(static_cast<uint32_t>(id));
+  if (!op || op->rank != rank || !(roles & role_bit(op->role))) return nullptr;
+  return op;
+}
+
+}  // namespace
+
+void on_write_imm(device& d, uint64_t id, int rank) {
+  rdv_op* op = peer_op(d, id, rank, target_roles);
+  if (!op) {
+    report_dropped("rendezvous completion", "rendezvous id", rank);
+    return;
+  }
   finish(d, op, true);
 }
 
 void on_control(device& d, packet* p, control_kind kind) {
+  const int rank = p->in.src_rank;
   switch (kind) {
     case control_kind::rtr: {
       const auto* rtr = reinterpret_cast<const rtr_payload*>(p->payload());
-      rdv_op* op = d.rdv.get(static_cast<uint32_t>(rtr->send_id));
-      LCI_ASSERT(op, "an RTR names rendezvous %llu, which does not exist",
-                 static_cast<unsigned long long>(rtr->send_id));
+      rdv_op* op = peer_op(d, rtr->send_id, rank, origin_roles);
+      // One RTR per op, with one remote buffer per local one.
+      if (!op || !op->remote.empty() || rtr->count != op->lengths.size()) {
+        drop_message(d, p, "RTR", !op ? "rendezvous id" : "RTR count", rank);
+        return;
+      }
       op->peer_id = rtr->recv_id;
       op->remote.assign(rtr->buffers, rtr->buffers + rtr->count);
       // A receive may take fewer bytes than were sent (recvl into a smaller buffer).
-      for (size_t i = 0; i < op->lengths.size() && i < op->remote.size(); ++i)
+      for (size_t i = 0; i < op->lengths.size(); ++i)
         op->lengths[i] = std::min<size_t>(op->lengths[i], op->remote[i].length);
       // One write with immediate data carries the FIN; a receive that takes
       // 0 bytes gets no write at all, so it is finished with a FIN message.
@@ -498,7 +523,7 @@ void on_control(device& d, packet* p, control_kind kind) {
       fin_payload fin;
       memcpy(&fin, p->payload(), sizeof(fin));
       d.put_packet(p);
-      on_write_imm(d, static_cast<uint32_t>(fin.id));
+      on_write_imm(d, fin.id, rank);
       return;
     }
     case control_kind::abort: {
@@ -507,10 +532,12 @@ void on_control(device& d, packet* p, control_kind kind) {
       // (an LCI-allocated one is the program's to free) with undefined contents.
       fin_payload abort;
       memcpy(&abort, p->payload(), sizeof(abort));
+      rdv_op* op = peer_op(d, abort.id, rank, target_roles);
+      if (!op) {
+        drop_message(d, p, "rendezvous abort", "rendezvous id", rank);
+        return;
+      }
       d.put_packet(p);
-      rdv_op* op = d.rdv.get(static_cast<uint32_t>(abort.id));
-      LCI_ASSERT(op, "an abort names rendezvous %llu, which does not exist",
-                 static_cast<unsigned long long>(abort.id));
       op->flag = LCI_ERR_FATAL;
       finish(d, op, true);
       return;
@@ -518,10 +545,13 @@ void on_control(device& d, packet* p, control_kind kind) {
     case control_kind::nack: {
       fin_payload nack;
       memcpy(&nack, p->payload(), sizeof(nack));
+      // Only a putla/putva that has not had its RTR can be refused.
+      rdv_op* op = peer_op(d, nack.id, rank, role_bit(rdv_role::put_alloc));
+      if (!op || !op->remote.empty()) {
+        drop_message(d, p, "refusal", "rendezvous id", rank);
+        return;
+      }
       d.put_packet(p);
-      rdv_op* op = d.rdv.get(static_cast<uint32_t>(nack.id));
-      LCI_ASSERT(op, "a refusal names rendezvous %llu, which does not exist",
-                 static_cast<unsigned long long>(nack.id));
       op->flag = LCI_ERR_RETRY;
       finish(d, op, false);
       return;
@@ -529,10 +559,18 @@ void on_control(device& d, packet* p, control_kind kind) {
     case control_kind::getv_reply: {
       fin_payload id;
       memcpy(&id, p->payload(), sizeof(id));
-      rdv_op* op = d.rdv.get(static_cast<uint32_t>(id.id));
-      LCI_ASSERT(op, "a getv reply names operation %llu, which does not exist",
-                 static_cast<unsigned long long>(id.id));
+      // A getv whose reads finished and that waits for its piggy-back bytes.
+      rdv_op* op = peer_op(d, id.id, rank, role_bit(rdv_role::get));
       const size_t n = p->in.length - sizeof(id);
+      if (!op || op->type != LCI_IOVEC ||
+          op->outstanding.load(std::memory_order_acquire) != 0) {
+        drop_message(d, p, "getv reply", "rendezvous id", rank);
+        return;
+      }
+      if (n > op->iov.piggy_back.length) {
+        drop_message(d, p, "getv reply", "length (over the piggy-back capacity)", rank);
+        return;
+      }
       if (n) memcpy(op->iov.piggy_back.address, p->payload() + sizeof(id), n);
       d.put_packet(p);
       finish(d, op, false);
@@ -542,8 +580,7 @@ void on_control(device& d, packet* p, control_kind kind) {
       on_gfence(d, p);
       return;
   }
-  LCI_WARN("dropped a control message of unknown kind %d", static_cast<int>(kind));
-  d.put_packet(p);
+  drop_message(d, p, "control message", "control kind", rank);
 }
 
 }  // namespace lci

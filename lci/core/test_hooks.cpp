@@ -9,6 +9,7 @@
 #include "lci/core/endpoint.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/two_sided.hpp"
+#include "lci/core/validate.hpp"
 
 namespace lci {
 
@@ -43,6 +44,10 @@ LCI_API LCI_error_t LCIT_fail_next_rdma(void) {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_fail_next_rdma.store(true, std::memory_order_relaxed);
   return LCI_OK;
+}
+
+LCI_API uint64_t LCIT_dropped_messages(void) {
+  return lci::g_dropped_messages.load(std::memory_order_relaxed);
 }
 
 }  // extern "C"

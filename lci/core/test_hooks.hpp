@@ -11,6 +11,8 @@
 //       arrives here, are completed as if the network had reported a
 //       failure for them.
 // Both return LCI_ERR_FEATURE_NA when the hooks are off.
+//   LCIT_dropped_messages(): arriving messages this process dropped as
+//       malformed (validate.hpp), hooks on or off.
 #pragma once
 
 #include <atomic>

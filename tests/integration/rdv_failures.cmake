@@ -18,3 +18,15 @@ foreach(prov shm tcp)
   endif()
 endforeach()
 
+# Malformed messages from a peer are dropped with a warning (header_validation.cpp).
+add_executable(header_validation ${CMAKE_CURRENT_LIST_DIR}/header_validation.cpp)
+target_link_libraries(header_validation PRIVATE LCI::lci Threads::Threads)
+target_compile_options(header_validation PRIVATE -Wall -Wextra)
+foreach(prov shm tcp)
+  lci_add_launched_test(NAME integration.header_validation.${prov}.np2
+    TARGET header_validation NP 2 PROVIDER ${prov} ENV LCI_TEST_HOOKS=1)
+  # Passes only if rank 0 warned about a drop and then both ranks passed.
+  set_tests_properties(integration.header_validation.${prov}.np2 PROPERTIES
+    PASS_REGULAR_EXPRESSION "dropped a malformed [a-zA-Z ]+ from rank 1: bad .*rank 0: header_validation passed.*rank 1: header_validation passed|dropped a malformed [a-zA-Z ]+ from rank 1: bad .*rank 1: header_validation passed.*rank 0: header_validation passed"
+    FAIL_REGULAR_EXPRESSION "FAILED|FATAL|Sanitizer|runtime error")
+endforeach()

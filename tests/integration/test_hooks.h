@@ -13,6 +13,7 @@ extern "C" {
 LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void* data,
                           size_t length);
 LCI_error_t LCIT_fail_next_rdma(void);
+uint64_t LCIT_dropped_messages(void);
 #ifdef __cplusplus
 }
 #endif
