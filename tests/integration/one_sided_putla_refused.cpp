@@ -56,13 +56,7 @@ void run() {
     if (huge == MAP_FAILED) die("mmap(4 GiB, MAP_NORESERVE) failed");
   } else {
     // Room for what LCI already uses and 1 GiB more: a 4 GiB allocation fails.
-    FILE* f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-    if (!f || fscanf(f, "%lu", &pages) != 1) die("cannot read /proc/self/statm");
-    fclose(f);
-    struct rlimit rl;
-    rl.rlim_cur = rl.rlim_max = pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) + (size_t(1) << 30);
-    if (setrlimit(RLIMIT_AS, &rl) != 0) die("setrlimit(RLIMIT_AS)");
+    limit_address_space_to_current_plus(size_t(1) << 30);
     void* probe = malloc(k_huge);
     if (probe) die("malloc(4 GiB) succeeded under RLIMIT_AS; cannot test the refusal");
   }

@@ -546,5 +546,17 @@ inline LCI_lbuffer_t remote_lbuffer(const remote_region& r, size_t offset, size_
   return b;
 }
 
+// Limits this process's address space to what it uses now plus `extra`
+// bytes (RLIMIT_AS), so that a larger allocation fails.
+inline void limit_address_space_to_current_plus(size_t extra) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (!f || fscanf(f, "%lu", &pages) != 1) die("cannot read /proc/self/statm");
+  fclose(f);
+  struct rlimit rl;
+  rl.rlim_cur = rl.rlim_max = pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) + extra;
+  if (setrlimit(RLIMIT_AS, &rl) != 0) die("setrlimit(RLIMIT_AS)");
+}
+
 }  // namespace
 // ---- end of harness ----
