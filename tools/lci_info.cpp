@@ -140,7 +140,18 @@ void describe_ofi(report& r, const char* bootstrap_name) {
     r.text("ofi.provider", std::string("none (fi_getinfo: ") + fi_strerror(-rc) + ")");
     return;
   }
-  const fi_info& i = *info;
+  // The entry the device would open (see choose_info).
+  const char* limit_env = std::getenv("LCI_OFI_CQ_DATA_SIZE");
+  lci::ofi::cq_data_plan plan;
+  const fi_info* chosen =
+      lci::ofi::choose_info(info, limit_env ? std::strtoul(limit_env, nullptr, 10) : 0, &plan);
+  if (chosen == nullptr) {
+    r.text("ofi.provider", std::string("none usable (") + info->fabric_attr->prov_name +
+                               ": too little immediate data)");
+    fi_freeinfo(info);
+    return;
+  }
+  const fi_info& i = *chosen;
   r.text("ofi.provider", i.fabric_attr->prov_name ? i.fabric_attr->prov_name : "?");
   r.text("ofi.provider_version", version_string(i.fabric_attr->prov_version));
   r.text("ofi.fabric", i.fabric_attr->name ? i.fabric_attr->name : "?");
@@ -152,6 +163,16 @@ void describe_ofi(report& r, const char* bootstrap_name) {
   r.number("ofi.cq_data_size", static_cast<unsigned long long>(i.domain_attr->cq_data_size));
   r.number("ofi.iov_limit", static_cast<unsigned long long>(i.tx_attr->iov_limit));
   r.text("ofi.mr_mode", mr_mode_string(i.domain_attr->mr_mode));
+  // How a rank knows who sent a message (ofi.hpp): from the provider, or
+  // from the message itself, which any process that reaches the port can forge.
+  r.text("ofi.sender_identity",
+         plan.source_from_provider
+             ? (plan.job_token ? "provider (FI_SOURCE) + 32-bit job token"
+                               : "provider (FI_SOURCE); no job token (4-byte immediate data)")
+             : "claimed by the sender (no FI_SOURCE): not authenticated");
+  r.text("ofi.registration_keys", (i.domain_attr->mr_mode & FI_MR_PROV_KEY) || i.domain_attr->mr_mode == FI_MR_BASIC
+                                      ? "provider's"
+                                      : "random " + std::to_string(8 * std::min<size_t>(i.domain_attr->mr_key_size, 8)) + "-bit");
   // The other providers that would qualify, in libfabric's order of
   // preference (FI_PROVIDER=name picks one of them).
   std::string others;

@@ -19,7 +19,8 @@
 //       target a remote_write completion with imm)
 //   int poll(completion* out, int max);
 //       drains up to max completions
-//   mr register_memory(void* addr, size_t len); void deregister_memory(mr&);
+//   mr register_memory(void* addr, size_t len, mr_access); void deregister_memory(mr&);
+//     (a failed registration returns an mr whose handle is nullptr)
 //   size_t max_inject() const; size_t rx_queue_size() const;
 //   uint64_t remote_address(base, addr) const; bool uses_virtual_addresses() const;
 //   bool registrations_pin() const;  (whether registrations hold physical pages)
@@ -75,7 +76,9 @@ class backend_device final {
   const char* provider_name() const { return LCI_NET_FORWARD(provider_name()); }
   size_t max_inject() const { return LCI_NET_FORWARD(max_inject()); }
   size_t rx_queue_size() const { return LCI_NET_FORWARD(rx_queue_size()); }
-  mr register_memory(void* addr, size_t len) { return LCI_NET_FORWARD(register_memory(addr, len)); }
+  mr register_memory(void* addr, size_t len, mr_access a) {
+    return LCI_NET_FORWARD(register_memory(addr, len, a));
+  }
   void deregister_memory(mr& m) { LCI_NET_FORWARD(deregister_memory(m)); }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {

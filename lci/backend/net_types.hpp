@@ -42,6 +42,21 @@ inline void annotate_poll([[maybe_unused]] const void* token) {
 
 enum class status : int { ok = 0, retry = 1 };
 
+// What a registration allows: `local` memory is only sent from and received
+// into by this process (the packet slab); `remote` memory is also read and
+// written by peers' RDMA with the registration's key.
+enum class mr_access : uint8_t { local, remote };
+
+// completion::src_rank values that name no rank: the transport could not
+// tell which job member sent the message (an address outside the job), or
+// the message did not carry this job's token (see the ofi backend).
+inline constexpr int unknown_source = -1;
+inline constexpr int bad_token = -2;
+// remote_write only: a member of the job (its token checked), which one the
+// provider does not say (FI_SOURCE covers received messages, not RDMA
+// writes); the rendezvous id names the operation, and so its peer.
+inline constexpr int any_member = -3;
+
 enum class completion_kind : uint8_t {
   send_done,     // a posted send finished; its buffer is free
   recv,          // a message arrived in a posted receive buffer
@@ -52,14 +67,15 @@ enum class completion_kind : uint8_t {
 
 struct completion {
   completion_kind kind;
-  int src_rank;   // recv: the sender
+  int src_rank;   // recv, remote_write: the sender, or unknown_source / bad_token
   uint32_t imm;   // recv: the sender's immediate data
   size_t length;  // recv: bytes received
   void* ctx;      // the ctx given when the operation was posted
   int error;      // failed: the provider's error number
 };
 
-// A memory registration as the protocol layer sees it.
+// A memory registration as the protocol layer sees it; handle == nullptr
+// when the registration failed (the backend logged why).
 struct mr {
   void* handle = nullptr;  // backend object (fid_mr*, ibv_mr*)
   void* desc = nullptr;    // local descriptor to pass with operations

@@ -68,6 +68,7 @@ std::string g_ibv_device;
 int g_ibv_port = 0;
 bool g_ibv_on_demand = false;
 int g_reg_cache_max_entries = 4096;
+int g_ofi_cq_data_size = 0;
 
 namespace {
 
@@ -90,6 +91,7 @@ entry table[] = {
     {"LCI_PACKET_RETURN_THRESHOLD", kind::integer, &LCI_PACKET_RETURN_THRESHOLD, 1024, "accepted, no effect"},
     {"LCI_USE_DREG", kind::integer, &LCI_USE_DREG, LCI_USE_DREG_DEFAULT, "cache LCI_SEGMENT_ALL registrations (1: where the backend does not pin pages; 0: register per use)"},
     {"LCI_REG_CACHE_MAX_ENTRIES", kind::integer, &g_reg_cache_max_entries, 4096, "registrations a device's cache keeps (least recently used unused ones leave first)"},
+    {"LCI_OFI_CQ_DATA_SIZE", kind::integer, &g_ofi_cq_data_size, 0, "libfabric: bytes of immediate data used (0: the provider's; 4: as on 4-byte providers)"},
     {"LCI_IBV_USE_ODP", kind::integer, &LCI_IBV_USE_ODP, 0, "verbs on-demand paging"},
     {"LCI_IBV_USE_PREFETCH", kind::integer, &LCI_IBV_USE_PREFETCH, 0, "accepted, no effect"},
     {"LCI_BACKEND", kind::backend, &g_backend_request, 0, "ofi|ibv (unset: ibv if an active verbs port exists, else ofi)"},
@@ -245,6 +247,8 @@ void config_parse() {
     bad_value("LCI_MAX_ENDPOINTS", getenv("LCI_MAX_ENDPOINTS"), "1 ... 4094");
   if (LCI_SERVER_MAX_RECVS < 1) bad_value("LCI_SERVER_MAX_RECVS", getenv("LCI_SERVER_MAX_RECVS"), "at least 1");
   if (g_reg_cache_max_entries < 1) bad_value("LCI_REG_CACHE_MAX_ENTRIES", getenv("LCI_REG_CACHE_MAX_ENTRIES"), "at least 1");
+  if (g_ofi_cq_data_size != 0 && g_ofi_cq_data_size != 4 && g_ofi_cq_data_size != 8)
+    bad_value("LCI_OFI_CQ_DATA_SIZE", getenv("LCI_OFI_CQ_DATA_SIZE"), "0, 4 or 8");
   if (LCI_DEFAULT_TABLE_LENGTH < 1) bad_value("LCI_DEFAULT_TABLE_LENGTH", getenv("LCI_DEFAULT_TABLE_LENGTH"), "at least 1");
   if (!queue_default_set) LCI_DEFAULT_QUEUE_LENGTH = 2 * LCI_SERVER_NUM_PKTS;
   if (LCI_DEFAULT_QUEUE_LENGTH < 1) bad_value("LCI_DEFAULT_QUEUE_LENGTH", getenv("LCI_DEFAULT_QUEUE_LENGTH"), "at least 1");

@@ -23,6 +23,7 @@ extern std::string g_ibv_device;       // LCI_IBV_DEVICE: "" (first with an acti
 extern int g_ibv_port;                 // LCI_IBV_PORT: 0 (first active)
 extern bool g_ibv_on_demand;           // LCI_IBV_ON_DEMAND
 extern int g_reg_cache_max_entries;    // LCI_REG_CACHE_MAX_ENTRIES
+extern int g_ofi_cq_data_size;         // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
 
 // Parses the environment into the globals. Fatal on a malformed value.
 void config_parse();

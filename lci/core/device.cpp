@@ -24,6 +24,15 @@ char* map_slab(size_t bytes, const char* what) {
   return static_cast<char*>(p);
 }
 
+// Why a completion's source names no rank of the job.
+const char* source_problem(int src_rank) {
+  switch (src_rank) {
+    case net::unknown_source: return "source (an address outside the job)";
+    case net::bad_token: return "job token";
+    default: return "source rank";
+  }
+}
+
 }  // namespace
 
 device::device(int index) : group_index(index) {
@@ -37,7 +46,9 @@ device::device(int index) : group_index(index) {
   const size_t npackets = static_cast<size_t>(LCI_SERVER_NUM_PKTS);
   slab_bytes = packet_size * npackets;
   slab = map_slab(slab_bytes, "packets");
-  slab_mr = net->register_memory(slab, slab_bytes);
+  // Sent from and received into only: peers' RDMA cannot reach the slab.
+  slab_mr = net->register_memory(slab, slab_bytes, net::mr_access::local);
+  if (!slab_mr.handle) fatal("registering the packet pool (%zu bytes) failed", slab_bytes);
   for (size_t i = 0; i < npackets; ++i)
     reinterpret_cast<packet*>(slab + i * packet_size)->dev = this;
   packets = std::make_unique<packet_pool>(slab, packet_size, npackets);
@@ -59,7 +70,9 @@ device::device(int index) : group_index(index) {
   reg_options.max_entries = static_cast<size_t>(g_reg_cache_max_entries);
   regs = std::make_unique<reg_cache>(
       [this](void* address, size_t length) -> void* {
-        return new net::mr(net->register_memory(address, length));
+        net::mr m = net->register_memory(address, length, net::mr_access::remote);
+        if (!m.handle) fatal("registering %p (%zu bytes) failed", address, length);
+        return new net::mr(m);
       },
       [this](void* handle) {
         auto* m = static_cast<net::mr*>(handle);
@@ -222,8 +235,10 @@ void report_dropped(const char* what, const char* field, int rank) {
   if (now < next ||
       !next_warning_ns.compare_exchange_strong(next, now + 1000000000, std::memory_order_relaxed))
     return;
-  LCI_WARN("dropped a malformed %s from rank %d: bad %s (%llu messages dropped so far)", what,
-           rank, field, static_cast<unsigned long long>(n));
+  char from[32] = "an unidentified sender";
+  if (rank >= 0) snprintf(from, sizeof(from), "rank %d", rank);
+  LCI_WARN("dropped a malformed %s from %s: bad %s (%llu messages dropped so far)", what, from,
+           field, static_cast<unsigned long long>(n));
 }
 
 void drop_message(device& d, packet* p, const char* what, const char* field, int rank) {
@@ -390,6 +405,11 @@ bool device::progress() {
         on_rdma_done(*this, static_cast<rdv_op*>(c.ctx));
         break;
       case net::completion_kind::remote_write:
+        if (c.src_rank != net::any_member &&
+            static_cast<uint32_t>(c.src_rank) >= static_cast<uint32_t>(LCI_NUM_PROCESSES)) {
+          report_dropped("RDMA write with immediate data", source_problem(c.src_rank), c.src_rank);
+          break;
+        }
         on_write_imm(*this, imm_rdv_id(c.imm), c.src_rank);
         break;
       case net::completion_kind::failed:

@@ -15,7 +15,8 @@ LCI_segment_t segment_register(device& d, void* address, size_t length) {
   seg->dev = &d;
   seg->base = reinterpret_cast<uintptr_t>(address);
   seg->length = length;
-  seg->mr = d.net->register_memory(address, length ? length : 1);
+  seg->mr = d.net->register_memory(address, length ? length : 1, net::mr_access::remote);
+  if (!seg->mr.handle) fatal("registering %p (%zu bytes) failed", address, length);
   seg->group = d.group_index;
   seg->rkey = seg->mr.rkey;
   seg->owner_handle = reinterpret_cast<uint64_t>(seg);

@@ -475,12 +475,14 @@ constexpr unsigned target_roles = role_bit(rdv_role::recv) | role_bit(rdv_role::
 rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles) {
   if (id > rdv_id_mask) return nullptr;
   rdv_op* op = d.rdv.get(static_cast<uint32_t>(id));
-  if (!op || op->rank != rank || !(roles & role_bit(op->role))) return nullptr;
+  if (!op || (op->rank != rank && rank != net::any_member) || !(roles & role_bit(op->role)))
+    return nullptr;
   return op;
 }
 
 }  // namespace
 
+// `rank` may be net::any_member (see net_types.hpp).
 void on_write_imm(device& d, uint64_t id, int rank) {
   rdv_op* op = peer_op(d, id, rank, target_roles);
   if (!op) {

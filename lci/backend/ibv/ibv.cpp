@@ -232,13 +232,16 @@ ibv_device::~ibv_device() {
   if (ctx_) warn(ibv_close_device(ctx_), "ibv_close_device");
 }
 
-net::mr ibv_device::register_memory(void* addr, size_t len) {
-  int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (odp_) access |= IBV_ACCESS_ON_DEMAND;
-  ibv_mr* m = ibv_reg_mr(pd_, addr, len, access);
-  if (!m)
-    fatal("verbs: ibv_reg_mr(%p, %zu bytes) failed: %s%s", addr, len, std::strerror(errno),
-          errno == ENOMEM || errno == EFAULT ? " (check `ulimit -l`: locked-memory limit)" : "");
+net::mr ibv_device::register_memory(void* addr, size_t len, net::mr_access access) {
+  int flags = IBV_ACCESS_LOCAL_WRITE;
+  if (access == net::mr_access::remote) flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  if (odp_) flags |= IBV_ACCESS_ON_DEMAND;
+  ibv_mr* m = ibv_reg_mr(pd_, addr, len, flags);
+  if (!m) {
+    LCI_LOG(info, "verbs: ibv_reg_mr(%p, %zu bytes) failed: %s%s", addr, len, std::strerror(errno),
+            errno == ENOMEM || errno == EFAULT ? " (check `ulimit -l`: locked-memory limit)" : "");
+    return net::mr{};
+  }
   net::mr out;
   out.handle = m;
   out.desc = m;

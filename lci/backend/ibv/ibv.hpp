@@ -65,7 +65,8 @@ class ibv_device final {
   size_t max_inject() const { return max_inline_; }
   size_t rx_queue_size() const { return plan_.srq_depth; }
 
-  net::mr register_memory(void* addr, size_t len);
+  // Remote access only where asked for; a failure returns an empty mr.
+  net::mr register_memory(void* addr, size_t len, net::mr_access access);
   void deregister_memory(net::mr& m);
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {

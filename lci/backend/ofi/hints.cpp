@@ -30,9 +30,28 @@ int get_info(const std::string& bootstrap_name, fi_info** out) {
   *out = nullptr;
   fi_info* hints = make_hints(bootstrap_name);
   if (!hints) return -FI_ENOMEM;
+  hints->caps |= FI_SOURCE;
   int rc = fi_getinfo(api_version, nullptr, nullptr, 0, hints, out);
+  if (rc == -FI_ENODATA) {
+    hints->caps &= ~FI_SOURCE;
+    rc = fi_getinfo(api_version, nullptr, nullptr, 0, hints, out);
+  }
   fi_freeinfo(hints);
   return rc;
+}
+
+const fi_info* choose_info(const fi_info* list, size_t cq_data_limit, cq_data_plan* plan) {
+  for (const fi_info* i = list; i != nullptr; i = i->next) {
+    size_t bytes = i->domain_attr->cq_data_size;
+    if (cq_data_limit && bytes > cq_data_limit) bytes = cq_data_limit;
+    const bool source = i->caps & FI_SOURCE;
+    if (bytes >= 8 || (bytes >= 4 && source)) {
+      plan->source_from_provider = source;
+      plan->job_token = source && bytes >= 8;
+      return i;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace lci::ofi

@@ -20,6 +20,20 @@ fi_info* make_hints(const std::string& bootstrap_name);
 
 // fi_getinfo with make_hints(bootstrap_name): the providers that qualify,
 // best first, in *out (free with fi_freeinfo). Returns fi_getinfo's status.
+// Asks for FI_SOURCE (the provider names each message's sender) first, and
+// only when no provider offers it, for the same without.
 int get_info(const std::string& bootstrap_name, fi_info** out);
+
+// How a device uses a provider's completion data (see ofi.hpp).
+struct cq_data_plan {
+  bool source_from_provider = false;  // the sender's rank is the message's FI_SOURCE address
+  bool job_token = false;             // the high 32 bits carry the job's token
+};
+
+// The first entry of `list` the backend can use, or nullptr: immediate data
+// of 8 bytes (rank or token in the high half), or of 4 bytes with FI_SOURCE.
+// `cq_data_limit` (LCI_OFI_CQ_DATA_SIZE; 0: no limit) makes the backend use
+// at most that many bytes, as a 4-byte provider would. *plan says how.
+const fi_info* choose_info(const fi_info* list, size_t cq_data_limit, cq_data_plan* plan);
 
 }  // namespace lci::ofi

@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "lci/backend/ofi/hints.hpp"
+#include "lci/backend/ofi/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
+#include "lci/core/config.hpp"
 #include "lci/core/log.hpp"
 
 namespace lci::ofi {
@@ -46,9 +48,25 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   if (rc || !info_)
     fatal("libfabric: no provider offers reliable datagram endpoints with send/recv and RMA "
           "(fi_getinfo: %s); check FI_PROVIDER", fi_strerror(-rc));
-  if (info_->domain_attr->cq_data_size < 8)
-    fatal("libfabric: provider %s carries %zu bytes of immediate data, 8 are needed",
-          info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size);
+  cq_data_plan plan;
+  fi_info* chosen =
+      const_cast<fi_info*>(choose_info(info_, static_cast<size_t>(g_ofi_cq_data_size), &plan));
+  if (!chosen)
+    fatal("libfabric: provider %s carries %zu bytes of immediate data; 8 are needed, or 4 "
+          "with FI_SOURCE (LCI_OFI_CQ_DATA_SIZE=%d)",
+          info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size, g_ofi_cq_data_size);
+  // The rest of the list is not needed: keep only the chosen entry.
+  if (chosen != info_) {
+    fi_info* copy = fi_dupinfo(chosen);
+    if (!copy) fatal("libfabric: fi_dupinfo failed");
+    fi_freeinfo(info_);
+    info_ = copy;
+  } else if (info_->next) {
+    fi_freeinfo(info_->next);
+    info_->next = nullptr;
+  }
+  source_from_provider_ = plan.source_from_provider;
+  mr_key_size_ = info_->domain_attr->mr_key_size;
   provider_ = info_->fabric_attr->prov_name;
   uint64_t mr_mode = info_->domain_attr->mr_mode;
   mr_local_ = mr_mode & FI_MR_LOCAL;
@@ -93,15 +111,41 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   size_t namelen = sizeof(name);
   check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
   std::string key = "ofi" + std::to_string(group_index);
+  const std::string token_key = "ofitoken" + std::to_string(group_index);
   boot.put(key, to_hex(name, namelen));
+  if (plan.job_token && boot.rank() == 0) {
+    uint32_t token = 0;
+    while (token == 0) token = static_cast<uint32_t>(random_bits());
+    boot.put(token_key, to_hex(&token, sizeof(token)));
+  }
   boot.fence();
   addrs_.resize(static_cast<size_t>(boot.size()));
   for (int r = 0; r < boot.size(); ++r) {
     std::vector<unsigned char> addr = from_hex(boot.get(r, key));
     int n = fi_av_insert(av_, addr.data(), 1, &addrs_[static_cast<size_t>(r)], 0, nullptr);
     if (n != 1) fatal("libfabric: fi_av_insert of rank %d's address failed (%d)", r, n);
+    // A table address vector numbers entries in insertion order: the
+    // FI_SOURCE address of a message is its sender's rank.
+    if (source_from_provider_ && addrs_[static_cast<size_t>(r)] != static_cast<fi_addr_t>(r))
+      fatal("libfabric: rank %d's address got index %llu", r,
+            static_cast<unsigned long long>(addrs_[static_cast<size_t>(r)]));
   }
-  rank_bits_ = static_cast<uint64_t>(static_cast<uint32_t>(boot.rank())) << 32;
+  nranks_ = static_cast<fi_addr_t>(boot.size());
+  if (plan.job_token) {
+    std::vector<unsigned char> t = from_hex(boot.get(0, token_key));
+    uint32_t token = 0;
+    if (t.size() != sizeof(token)) fatal("libfabric: malformed job token from rank 0");
+    memcpy(&token, t.data(), sizeof(token));
+    token_bits_ = static_cast<uint64_t>(token) << 32;
+    high_bits_ = token_bits_;
+  } else if (!source_from_provider_) {
+    high_bits_ = static_cast<uint64_t>(static_cast<uint32_t>(boot.rank())) << 32;
+  }
+  LCI_LOG(info, "libfabric device %d: sender identified by %s", group_index,
+          source_from_provider_
+              ? (plan.job_token ? "the provider (FI_SOURCE) and the job token"
+                                : "the provider (FI_SOURCE), without a job token (4-byte data)")
+              : "the rank the sender claims (the provider has no FI_SOURCE)");
   LCI_LOG(info, "libfabric device %d on provider %s (inject %zu, rx queue %zu)", group_index,
           provider_.c_str(), max_inject_, rx_size_);
 }
@@ -123,15 +167,32 @@ ofi_device::~ofi_device() {
   if (info_) fi_freeinfo(info_);
 }
 
-net::mr ofi_device::register_memory(void* addr, size_t len) {
+net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access access) {
+  uint64_t flags = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
+  if (access == net::mr_access::remote) flags |= FI_REMOTE_READ | FI_REMOTE_WRITE;
+  // Where the application chooses keys, random ones: a peer (or a process
+  // outside the job) cannot guess a key it was not sent.
+  const uint64_t key_mask = mr_key_size_ >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * mr_key_size_)) - 1;
   fid_mr* m = nullptr;
-  uint64_t key = mr_prov_key_ ? 0 : __atomic_fetch_add(&next_key_, 1, __ATOMIC_RELAXED);
-  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-  int rc = fi_mr_reg(domain_, addr, len, access, 0, key, 0, &m, nullptr);
-  if (rc) fatal("libfabric: fi_mr_reg(%p, %zu bytes) failed: %s", addr, len, fi_strerror(-rc));
+  int rc = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const uint64_t key = mr_prov_key_ ? 0 : random_bits() & key_mask;
+    rc = fi_mr_reg(domain_, addr, len, flags, 0, key, 0, &m, nullptr);
+    if (rc != -FI_ENOKEY || mr_prov_key_) break;  // else: the key is taken, draw another
+  }
+  if (rc) {
+    LCI_LOG(info, "libfabric: fi_mr_reg(%p, %zu bytes) failed: %s", addr, len, fi_strerror(-rc));
+    return net::mr{};
+  }
   if (mr_endpoint_) {
-    check(fi_mr_bind(m, &ep_->fid, 0), "fi_mr_bind");
-    check(fi_mr_enable(m), "fi_mr_enable");
+    rc = fi_mr_bind(m, &ep_->fid, 0);
+    if (!rc) rc = fi_mr_enable(m);
+    if (rc) {
+      LCI_LOG(info, "libfabric: enabling the registration of %p (%zu bytes) failed: %s", addr,
+              len, fi_strerror(-rc));
+      fi_close(&m->fid);
+      return net::mr{};
+    }
   }
   net::mr out;
   out.handle = m;

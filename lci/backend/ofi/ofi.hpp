@@ -5,9 +5,20 @@
 // The address vector is a table filled in rank order at start-up, so a
 // rank is an index into `addrs_`.
 //
-// Immediate data is 64 bits on libfabric: the low 32 bits are the protocol
-// header, the high 32 bits carry the sender's rank (the verbs backend learns
-// the rank from the queue pair instead).
+// Immediate data: the low 32 bits are the protocol header. Who sent a
+// message is established by the provider where it can tell (FI_SOURCE: the
+// address-vector index of the connection the message came on, which is the
+// rank); a message from an address outside the job has no rank and is
+// dropped by the core. Then, with 8 bytes of immediate data, the high 32
+// bits carry the job's token (random, drawn by rank 0 at start-up and
+// shared through the bootstrap), so a process that impersonates a member's
+// address must also guess it. Providers without FI_SOURCE need 8 bytes, and
+// the high 32 bits carry the rank the sender claims (lci_info says so).
+// LCI_OFI_CQ_DATA_SIZE=4 runs a provider as if it offered only 4 bytes.
+//
+// Registrations: keys are the provider's, or random 64-bit values where the
+// application chooses them; only memory registered for remote access
+// (net::mr_access::remote) is reachable by peers' RDMA, never the packet slab.
 //
 // Threading: the domain is opened FI_THREAD_SAFE, so posts from many threads
 // are safe; poll() is called under the device's progress try-lock.
@@ -45,8 +56,13 @@ class ofi_device final {
   size_t max_inject() const { return max_inject_; }
   size_t rx_queue_size() const { return rx_size_; }
 
-  net::mr register_memory(void* addr, size_t len);
+  net::mr register_memory(void* addr, size_t len, net::mr_access access);
   void deregister_memory(net::mr& m);
+
+  // Whether the sender's rank comes from the provider (FI_SOURCE) rather
+  // than from the message, and whether messages carry the job token.
+  bool source_from_provider() const { return source_from_provider_; }
+  bool job_token() const { return token_bits_ != 0; }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     net::annotate_post(this);
@@ -129,10 +145,13 @@ class ofi_device final {
   int poll(completion* out, int max) {
     constexpr int batch = 16;
     fi_cq_data_entry entries[batch];
+    fi_addr_t sources[batch];
     if (max > batch) max = batch;
     // Before the read: libfabric's progress inside it may write user buffers.
     net::annotate_poll(this);
-    ssize_t n = fi_cq_read(cq_, entries, static_cast<size_t>(max));
+    ssize_t n = source_from_provider_
+                    ? fi_cq_readfrom(cq_, entries, static_cast<size_t>(max), sources)
+                    : fi_cq_read(cq_, entries, static_cast<size_t>(max));
     if (n <= 0) {
       if (n == -FI_EAGAIN || n == 0) return 0;
       return read_error(out, n);
@@ -141,15 +160,12 @@ class ofi_device final {
       const fi_cq_data_entry& e = entries[i];
       completion& c = out[i];
       c.ctx = e.op_context;
-      if (e.flags & FI_RECV) {
-        c.kind = completion_kind::recv;
+      if (e.flags & (FI_RECV | FI_REMOTE_WRITE)) {
+        c.kind = (e.flags & FI_RECV) ? completion_kind::recv : completion_kind::remote_write;
         c.imm = static_cast<uint32_t>(e.data);
-        c.src_rank = static_cast<int>(e.data >> 32);
-        c.length = e.len;
-      } else if (e.flags & FI_REMOTE_WRITE) {
-        c.kind = completion_kind::remote_write;
-        c.imm = static_cast<uint32_t>(e.data);
-        c.src_rank = static_cast<int>(e.data >> 32);
+        c.src_rank = !source_from_provider_ ? static_cast<int>(e.data >> 32)
+                     : (e.flags & FI_RECV) ? provider_source(e.data, sources[i])
+                     : token_matches(e.data) ? net::any_member : net::bad_token;
         c.length = e.len;
       } else if (e.flags & (FI_WRITE | FI_READ)) {
         c.kind = completion_kind::rma_done;
@@ -161,7 +177,13 @@ class ofi_device final {
   }
 
  private:
-  uint64_t make_data(uint32_t imm) const { return rank_bits_ | imm; }
+  uint64_t make_data(uint32_t imm) const { return high_bits_ | imm; }
+  // The sender of a message, from its FI_SOURCE address and token.
+  bool token_matches(uint64_t data) const { return (data & ~uint64_t{0xffffffff}) == token_bits_; }
+  int provider_source(uint64_t data, fi_addr_t source) const {
+    if (!token_matches(data)) return net::bad_token;
+    return source < nranks_ ? static_cast<int>(source) : net::unknown_source;
+  }
   status on_post_error(const char* call, ssize_t rc);
   // Turns a failed operation into a `failed` completion (or aborts if the
   // queue itself broke). Returns the number of completions written (0 or 1).
@@ -174,12 +196,17 @@ class ofi_device final {
   fid_ep* ep_ = nullptr;
   fi_info* info_ = nullptr;
   std::vector<fi_addr_t> addrs_;
-  uint64_t rank_bits_ = 0;
+  // What make_data puts in the high 32 bits: the claimed rank, the job
+  // token (token_bits_), or nothing (4-byte immediate data).
+  uint64_t high_bits_ = 0;
+  uint64_t token_bits_ = 0;
+  fi_addr_t nranks_ = 0;
+  bool source_from_provider_ = false;
+  size_t mr_key_size_ = 8;
   size_t max_inject_ = 0;
   size_t rx_size_ = 0;
   bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false, mr_virt_addr_ = false;
   bool registrations_pin_ = true;
-  uint64_t next_key_ = 1;
   std::string provider_;
   // On the shm provider: the region's /dev/shm file, named by this device
   // (shm_name.hpp); empty on other providers.

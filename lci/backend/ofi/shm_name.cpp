@@ -2,7 +2,6 @@
 #include "lci/backend/ofi/shm_name.hpp"
 
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -10,9 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <random>
 #include <utility>
 #include <vector>
+
+#include "lci/backend/ofi/random.hpp"
 
 namespace lci::ofi {
 namespace {
@@ -39,13 +39,6 @@ extern "C" void remove_at_exit() {
   for (const auto& [owner, file] : t.files)
     if (owner == self) ::shm_unlink(file.c_str());
   t.files.clear();
-}
-
-uint64_t random_bits() {
-  uint64_t bits = 0;
-  if (::getrandom(&bits, sizeof bits, 0) == static_cast<ssize_t>(sizeof bits)) return bits;
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+// Unpredictable 64-bit values for the libfabric backend: /dev/shm region
+// names, registration keys and the job token. From the kernel's random
+// source (getrandom); std::random_device only where that call fails.
+#pragma once
+
+#include <sys/random.h>
+
+#include <cstdint>
+#include <random>
+
+namespace lci::ofi {
+
+inline uint64_t random_bits() {
+  uint64_t bits = 0;
+  if (::getrandom(&bits, sizeof bits, 0) == static_cast<ssize_t>(sizeof bits)) return bits;
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace lci::ofi
