@@ -248,81 +248,6 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
 
 namespace {
 
-// The first field of an arriving message that is not valid, or nullptr.
-// Checked: the source rank, the kind, the length against the receive size
-// and each kind's minimum, and the counts inside the payload against the
-// length. (The endpoint index is checked where it is looked up; rendezvous
-// ids where the operation is looked up.)
-const char* invalid_field(const device& d, const packet* p, const net::completion& c) {
-  if (static_cast<uint32_t>(c.src_rank) >= static_cast<uint32_t>(LCI_NUM_PROCESSES))
-    return "source rank";
-  const size_t len = c.length;
-  if (len > d.recv_size) return "length";
-  const char* payload = const_cast<packet*>(p)->payload();
-  switch (imm_kind(c.imm)) {
-    case msg_kind::short_msg:
-    case msg_kind::medium:
-    case msg_kind::am_short:
-    case msg_kind::am_medium:
-      return len <= static_cast<size_t>(LCI_MEDIUM_SIZE) ? nullptr : "length";
-    case msg_kind::am_short_c:
-    case msg_kind::am_medium_c:
-    case msg_kind::put_to:
-      return len >= trailer_size ? nullptr : "length (no trailer)";
-    case msg_kind::rts:
-    case msg_kind::rts_alloc: {
-      if (len < sizeof(rts_payload)) return "length (truncated RTS)";
-      rts_payload h;
-      memcpy(&h, payload, sizeof(h));
-      const uint64_t extra = uint64_t{h.count} * sizeof(uint64_t) + h.piggy_length;
-      return extra <= len - sizeof(rts_payload) ? nullptr : "RTS count";
-    }
-    case msg_kind::notify: {
-      if (len < sizeof(notify_payload)) return "length (truncated notify)";
-      notify_payload n;
-      memcpy(&n, payload, sizeof(n));
-      if (n.type == LCI_LONG) return nullptr;
-      if (n.type != LCI_IOVEC) return "notify type";
-      const uint64_t room = len - sizeof(notify_payload);
-      const uint64_t buffers = uint64_t{n.count} * sizeof(notify_buffer);
-      if (buffers > room) return "notify count";
-      // putv: the piggy-back bytes follow; getv: they are answered in one message.
-      if (n.reply_id != 0)
-        return n.length <= static_cast<size_t>(LCI_MEDIUM_SIZE) - sizeof(fin_payload)
-                   ? nullptr
-                   : "notify length";
-      return n.length <= room - buffers ? nullptr : "notify length";
-    }
-    case msg_kind::control:
-      switch (static_cast<control_kind>(imm_endpoint(c.imm))) {
-        case control_kind::rtr: {
-          if (len < offsetof(rtr_payload, buffers)) return "length (truncated RTR)";
-          uint32_t count;
-          memcpy(&count, payload + offsetof(rtr_payload, count), sizeof(count));
-          return uint64_t{count} * sizeof(rtr_payload::remote) <=
-                         len - offsetof(rtr_payload, buffers)
-                     ? nullptr
-                     : "RTR count";
-        }
-        case control_kind::fin:
-        case control_kind::nack:
-        case control_kind::abort:
-        case control_kind::getv_reply:
-          return len >= sizeof(fin_payload) ? nullptr : "length (truncated control message)";
-        case control_kind::gfence: {
-          if (len < sizeof(gfence_payload)) return "length (truncated gfence)";
-          gfence_payload g;
-          memcpy(&g, payload, sizeof(g));
-          return g.endpoint <= static_cast<uint32_t>(max_endpoint_index) ? nullptr
-                                                                         : "gfence endpoint";
-        }
-      }
-      return "control kind";
-    default:
-      return "kind";
-  }
-}
-
 // Acts on a valid message.
 void deliver(device& d, packet* p, const net::completion& c) {
   const msg_kind kind = imm_kind(c.imm);
@@ -357,7 +282,8 @@ void deliver(device& d, packet* p, const net::completion& c) {
 // (one-sided, control), then keep the receive queue full.
 void on_arrival(device& d, packet* p, const net::completion& c) {
   LCI_PROF_INC(d, received);
-  if (const char* bad = invalid_field(d, p, c); __builtin_expect(bad != nullptr, 0)) {
+  if (const char* bad = invalid_field(c.imm, c.src_rank, c.length, p->payload(), d.recv_size);
+      __builtin_expect(bad != nullptr, 0)) {
     drop_message(d, p, "message", bad, c.src_rank);
   } else {
     deliver(d, p, c);

@@ -46,8 +46,8 @@ uint32_t imm(uint32_t kind, uint32_t endpoint, uint32_t tag) {
   return kind << 28 | (endpoint & 0xfffu) << 16 | (tag & 0xffffu);
 }
 constexpr uint32_t k_ep = 0;  // LCI_UR_ENDPOINT is the first endpoint created
-enum : uint32_t { k_medium_kind = 1, k_rts = 2, k_am_medium_c = 6, k_rts_alloc = 8,
-                  k_notify = 9, k_control = 15 };
+enum : uint32_t { k_short = 0, k_medium_kind = 1, k_rts = 2, k_am_short = 3, k_am_short_c = 4,
+                  k_am_medium_c = 6, k_rts_alloc = 8, k_notify = 9, k_control = 15 };
 enum : uint32_t { k_rtr = 1, k_fin = 2, k_nack = 3, k_gfence = 4, k_getv_reply = 5, k_abort = 6 };
 constexpr uint64_t k_no_id = (uint64_t(1) << 28) - 1;  // a valid id no operation has
 
@@ -81,6 +81,10 @@ std::vector<raw> malformed() {
   m.push_back({"no such endpoint (putla)", imm(k_rts_alloc, 4000, 90),
                words(1, 100, 0, pair32(0, 0))});
   m.push_back({"no trailer", imm(k_am_medium_c, k_ep, 90), zeros(8)});
+  // Short messages carry exactly LCI_SHORT_SIZE bytes (and puts' a trailer).
+  m.push_back({"short length", imm(k_short, k_ep, 90), zeros(3)});
+  m.push_back({"puts length", imm(k_am_short, k_ep, 90), zeros(LCI_SHORT_SIZE + 8)});
+  m.push_back({"puts with completion length", imm(k_am_short_c, k_ep, 90), zeros(16)});
   m.push_back({"truncated RTS", imm(k_rts, k_ep, 90), zeros(10)});
   m.push_back({"truncated putla RTS", imm(k_rts_alloc, k_ep, 90), zeros(31)});
   // rts_payload: send_id, size, comp, {count, piggy_length}
