@@ -62,6 +62,8 @@
 #include <utility>
 #include <vector>
 
+#include "lci/bootstrap/pmi1_wire.hpp"
+
 extern char** environ;
 
 namespace lci::lcrun {
@@ -388,49 +390,9 @@ bool find_program(const std::string& prog, std::string& path) {
   }
 }
 
-// key=value tokens of one PMI line, split at the first '='.
-using fields = std::map<std::string, std::string>;
-
-fields parse_line(const std::string& line) {
-  fields f;
-  std::size_t pos = 0;
-  while (pos < line.size()) {
-    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
-    std::size_t end = pos;
-    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
-    if (end > pos) {
-      std::string token = line.substr(pos, end - pos);
-      std::size_t eq = token.find('=');
-      if (eq == std::string::npos)
-        f.emplace(token, "");
-      else
-        f.emplace(token.substr(0, eq), token.substr(eq + 1));
-    }
-    pos = end;
-  }
-  return f;
-}
-
-// Undoes the %XX encoding the LCI client applies to abort messages.
-std::string percent_decode(const std::string& s) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      char c = static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      out += (c == '\n' || c == '\r') ? ' ' : c;
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
+// PMI lines are parsed by the wire code shared with LCI's client.
+using bootstrap::pmi1_wire::parse_line;
+using bootstrap::pmi1_wire::percent_decode;
 
 std::string describe_signal(int sig) {
   const char* name = ::strsignal(sig);
@@ -714,11 +676,8 @@ class job {
   }
 
   void handle(int r, const std::string& line) {
-    fields f = parse_line(line);
-    auto field = [&](const char* k) -> const std::string* {
-      auto it = f.find(k);
-      return it == f.end() ? nullptr : &it->second;
-    };
+    const bootstrap::pmi1_wire::line f = parse_line(line);
+    auto field = [&](const char* k) { return f.find(k); };
     const std::string* cmd = field("cmd");
     if (cmd == nullptr) {
       protocol_error(r, "sent an unsupported PMI line '" + line.substr(0, 200) + "'");

@@ -36,6 +36,7 @@
 
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/bootstrap/detail.hpp"
+#include "lci/bootstrap/pmi1_wire.hpp"
 
 namespace lci::bootstrap {
 namespace {
@@ -48,54 +49,10 @@ constexpr std::size_t max_line_length = 64 * 1024;
 constexpr int abort_wait_ms = 5000;
 constexpr int abort_print_delay_ms = 200;
 
-// Strict decimal parse of a whole string; false on junk or overflow.
-bool parse_int(const char* text, long& out) {
-  if (text == nullptr || *text == '\0') return false;
-  errno = 0;
-  char* end = nullptr;
-  long v = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
-
-// One reply line split into its key=value tokens (split at the first '=',
-// values may contain '=').
-struct reply {
-  std::string line;
-  std::vector<std::pair<std::string, std::string>> fields;
-
-  const std::string* find(const char* key) const {
-    for (const auto& f : fields)
-      if (f.first == key) return &f.second;
-    return nullptr;
-  }
-  std::string get_or(const char* key, const char* fallback) const {
-    const std::string* v = find(key);
-    return v ? *v : fallback;
-  }
-};
-
-reply parse_reply(std::string line) {
-  reply r;
-  std::size_t pos = 0;
-  while (pos < line.size()) {
-    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
-    std::size_t end = pos;
-    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
-    if (end > pos) {
-      std::string token = line.substr(pos, end - pos);
-      std::size_t eq = token.find('=');
-      if (eq == std::string::npos)
-        r.fields.emplace_back(token, "");
-      else
-        r.fields.emplace_back(token.substr(0, eq), token.substr(eq + 1));
-    }
-    pos = end;
-  }
-  r.line = std::move(line);
-  return r;
-}
+// Replies are parsed by the wire code shared with lcrun's server.
+using pmi1_wire::parse_int;
+using reply = pmi1_wire::line;
+using pmi1_wire::parse_line;
 
 // 64-bit FNV-1a: a stable, dependency-free hash for shortening long keys.
 std::uint64_t fnv1a(const std::string& s) {
@@ -105,23 +62,6 @@ std::uint64_t fnv1a(const std::string& s) {
     h *= 1099511628211ull;
   }
   return h;
-}
-
-// Percent-encodes everything a PMI-1 value cannot carry (spaces, controls,
-// '%'), so an abort message survives the wire; lcrun decodes it.
-std::string encode_message(const std::string& message) {
-  static const char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : message.substr(0, 512)) {
-    if (c > ' ' && c <= '~' && c != '%') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 // Owns the stream to the process manager and frames it into lines.
@@ -301,7 +241,7 @@ class pmi1 final : public bootstrap {
     reply kvs = call("cmd=get_my_kvsname", "get_my_kvsname", "my_kvsname");
     const std::string* name_field = kvs.find("kvsname");
     if (name_field == nullptr || name_field->empty())
-      fail_protocol("get_my_kvsname", "the reply names no kvsname: '" + kvs.line + "'");
+      fail_protocol("get_my_kvsname", "the reply names no kvsname: '" + kvs.text + "'");
     kvsname_ = *name_field;
   }
 
@@ -314,7 +254,7 @@ class pmi1 final : public bootstrap {
     bool closed = false;
     if (!stream_.write_line("cmd=finalize", err) || !stream_.read_line(line, err, closed)) {
       warn("finalize", err);
-    } else if (parse_reply(line).get_or("cmd", "") != "finalize_ack") {
+    } else if (parse_line(line).get_or("cmd", "") != "finalize_ack") {
       warn("finalize", "unexpected reply '" + line + "'");
     }
     stream_.close();
@@ -349,7 +289,7 @@ class pmi1 final : public bootstrap {
       abort(1, "get: rank " + std::to_string(rank) + " put no value under key '" + key +
                    "' before the last fence (process manager: " + r.get_or("msg", "?") + ")");
     const std::string* value = r.find("value");
-    if (value == nullptr) fail_protocol("get", "the reply has no value: '" + r.line + "'");
+    if (value == nullptr) fail_protocol("get", "the reply has no value: '" + r.text + "'");
     return *value;
   }
 
@@ -371,7 +311,7 @@ class pmi1 final : public bootstrap {
     std::string err;
     if (stream_.fd() >= 0 &&
         stream_.write_line("cmd=abort exitcode=" + std::to_string(status) +
-                               " error_msg=" + encode_message(message),
+                               " error_msg=" + pmi1_wire::percent_encode(message),
                            err)) {
       // Give the process manager time to end the job (and us with it), so
       // the job ends as an abort rather than as this rank's exit status.
@@ -420,14 +360,14 @@ class pmi1 final : public bootstrap {
     if (!stream_.write_line("cmd=initack pmiid=" + std::to_string(id_value), err))
       fail_io("initack", err, false);
     if (!stream_.read_line(line, err, closed)) fail_io("initack", err, closed);
-    if (parse_reply(line).get_or("cmd", "") != "initack")
+    if (parse_line(line).get_or("cmd", "") != "initack")
       fail_protocol("initack", "expected 'cmd=initack', got '" + line + "'");
     // The server follows with "cmd=set" lines; rank and size are required,
     // and debug is the last one Hydra sends.
     bool have_rank = false, have_size = false, have_debug = false;
     while (!(have_rank && have_size && have_debug)) {
       if (!stream_.read_line(line, err, closed)) fail_io("initack", err, closed);
-      reply r = parse_reply(line);
+      reply r = parse_line(line);
       if (r.get_or("cmd", "") != "set")
         fail_protocol("initack", "expected a 'cmd=set' line, got '" + line + "'");
       long v = 0;
@@ -474,11 +414,11 @@ class pmi1 final : public bootstrap {
     bool closed = false;
     if (!stream_.write_line(request, err)) fail_io(command, err, false);
     if (!stream_.read_line(line, err, closed)) fail_io(command, err, closed);
-    reply r = parse_reply(std::move(line));
+    reply r = parse_line(std::move(line));
     if (r.get_or("cmd", "") != expected)
-      fail_protocol(command, std::string("expected 'cmd=") + expected + "', got '" + r.line + "'");
+      fail_protocol(command, std::string("expected 'cmd=") + expected + "', got '" + r.text + "'");
     if (!allow_error && r.get_or("rc", "0") != "0")
-      fail_protocol(command, "the process manager replied with an error: '" + r.line + "'");
+      fail_protocol(command, "the process manager replied with an error: '" + r.text + "'");
     return r;
   }
 
