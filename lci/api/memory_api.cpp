@@ -8,13 +8,12 @@
 #include "lci/core/log.hpp"
 #include "lci/core/memory.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/segment_codec.hpp"
 
 using namespace lci;
 
 namespace {
 device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
-// Serialized form: a version word, then the fields in hex.
-constexpr const char* segment_format = "lci-seg1:%d:%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%d";
 }  // namespace
 
 size_t LCI_get_iovec_piggy_back_size(int count) {
@@ -50,10 +49,14 @@ LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string) {
   LCI_CHECK(!segment->remote ? LCI_OK
                              : debug::fail("LCI_segment_serialize",
                                            "argument segment is a deserialized handle"));
-  snprintf(string, 256, "lci-seg1:%d:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%d",
-           segment->group, static_cast<uint64_t>(segment->base),
-           static_cast<uint64_t>(segment->length), segment->rkey,
-           reinterpret_cast<uint64_t>(segment), segment->virt ? 1 : 0);
+  segment_text t;
+  t.group = segment->group;
+  t.base = static_cast<uint64_t>(segment->base);
+  t.length = static_cast<uint64_t>(segment->length);
+  t.rkey = segment->rkey;
+  t.handle = reinterpret_cast<uint64_t>(segment);
+  t.virt = segment->virt;
+  format_segment(t, string);
   return LCI_OK;
 }
 
@@ -62,23 +65,19 @@ LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) {
     LCI_WARN("LCI_segment_deserialize: argument %s is NULL", string ? "segment" : "string");
     return LCI_ERR_FATAL;
   }
-  int group = 0, virt = 0, consumed = 0;
-  uint64_t base = 0, length = 0, rkey = 0, handle = 0;
-  char format[96];
-  snprintf(format, sizeof(format), "%s%%n", segment_format);
-  if (sscanf(string, format, &group, &base, &length, &rkey, &handle, &virt, &consumed) != 6 ||
-      string[consumed] != '\0') {
+  segment_text t;
+  if (!parse_segment(string, t)) {
     LCI_WARN("LCI_segment_deserialize: \"%.64s\" is not a serialized LCI segment", string);
     return LCI_ERR_FATAL;
   }
   auto* seg = new LCII_mr_t;
   seg->remote = true;
-  seg->group = group;
-  seg->base = static_cast<uintptr_t>(base);
-  seg->length = static_cast<size_t>(length);
-  seg->rkey = rkey;
-  seg->owner_handle = handle;
-  seg->virt = virt != 0;
+  seg->group = t.group;
+  seg->base = static_cast<uintptr_t>(t.base);
+  seg->length = static_cast<size_t>(t.length);
+  seg->rkey = t.rkey;
+  seg->owner_handle = t.handle;
+  seg->virt = t.virt;
   *segment = seg;
   LCI_DEBUG_ONLY(debug::track(seg, debug::handle_kind::segment));
   return LCI_OK;

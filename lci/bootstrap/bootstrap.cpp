@@ -45,27 +45,35 @@ void fatal(const std::string& message) {
   std::_Exit(1);
 }
 
-void check_key(const char* who, const std::string& key) {
-  if (key.empty() || key.size() > 63)
-    fatal(std::string(who) + ": key '" + key + "' must have 1 to 63 characters");
+const char* key_problem(const std::string& key) {
+  if (key.empty() || key.size() > 63) return "must have 1 to 63 characters";
   for (char c : key) {
     // Spaces and '=' are the PMI-1 wire separators; anything non-printable
     // could break the line framing.
     if (c <= ' ' || c > '~' || c == '=')
-      fatal(std::string(who) + ": key '" + key +
-            "' may hold only printable characters other than space and '='");
+      return "may hold only printable characters other than space and '='";
   }
+  return nullptr;
+}
+
+const char* value_problem(const std::string& value) {
+  if (value.size() > 512) return "is longer than the limit of 512 characters";
+  for (char c : value) {
+    if (c <= ' ' || c > '~')
+      return "may hold only printable characters other than space (encode binary data)";
+  }
+  return nullptr;
+}
+
+void check_key(const char* who, const std::string& key) {
+  if (const char* problem = key_problem(key))
+    fatal(std::string(who) + ": key '" + key + "' " + problem);
 }
 
 void check_value(const char* who, const std::string& key, const std::string& value) {
-  if (value.size() > 512)
-    fatal(std::string(who) + ": value for key '" + key + "' is " + std::to_string(value.size()) +
-          " characters long, the limit is 512");
-  for (char c : value) {
-    if (c <= ' ' || c > '~')
-      fatal(std::string(who) + ": value for key '" + key +
-            "' may hold only printable characters other than space (encode binary data)");
-  }
+  if (const char* problem = value_problem(value))
+    fatal(std::string(who) + ": value for key '" + key + "' (" + std::to_string(value.size()) +
+          " characters) " + problem);
 }
 
 int abort_status(int code) { return code > 0 && code < 256 ? code : 1; }

@@ -15,6 +15,10 @@ namespace lci::bootstrap::detail {
 // bootstrap (a pmi1 destructor sends finalize).
 [[noreturn]] void fatal(const std::string& message);
 
+// Which rule stated on bootstrap::put `key` / `value` breaks (a phrase to
+// follow the key or value in a message), or nullptr if none.
+const char* key_problem(const std::string& key);
+const char* value_problem(const std::string& value);
 // Fatal unless `key` / `value` follow the rules stated on bootstrap::put.
 void check_key(const char* who, const std::string& key);
 void check_value(const char* who, const std::string& key, const std::string& value);

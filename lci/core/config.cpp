@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lci.h"
+#include "lci/core/config_values.hpp"
 #include "lci/core/log.hpp"
 #include "lci/wait/parking.hpp"
 
@@ -122,10 +123,8 @@ entry table[] = {
 }
 
 long long parse_number(const char* name, const char* value, long long lo, long long hi) {
-  errno = 0;
-  char* end = nullptr;
-  long long v = strtoll(value, &end, 10);
-  if (errno || end == value || *end != '\0' || v < lo || v > hi) {
+  long long v = 0;
+  if (!parse_decimal(value, lo, hi, v)) {
     char expected[96];
     snprintf(expected, sizeof(expected), "a decimal integer in [%lld, %lld]", lo, hi);
     bad_value(name, value, expected);
@@ -133,25 +132,10 @@ long long parse_number(const char* name, const char* value, long long lo, long l
   return v;
 }
 
-// Comma-separated list of words, each mapped to a bit.
 uint64_t parse_try_lock_mode(const char* name, const char* value) {
-  static const struct { const char* word; uint64_t bit; } words[] = {
-      {"none", 0}, {"send", LCI_BACKEND_TRY_LOCK_SEND}, {"recv", LCI_BACKEND_TRY_LOCK_RECV},
-      {"poll", LCI_BACKEND_TRY_LOCK_POLL}, {"global", LCI_BACKEND_TRY_LOCK_GLOBAL},
-      {"global_b", LCI_BACKEND_LOCK_GLOBAL}};
   uint64_t mode = 0;
-  std::string s(value);
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    std::string word = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    bool found = false;
-    for (auto& w : words)
-      if (word == w.word) { mode |= w.bit; found = true; }
-    if (!found) bad_value(name, value, "a comma list of none,send,recv,poll,global,global_b");
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
+  if (!lci::parse_try_lock_mode(value, mode))
+    bad_value(name, value, "a comma list of none,send,recv,poll,global,global_b");
   return mode;
 }
 

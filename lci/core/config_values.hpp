@@ -1,0 +1,52 @@
+// Parsers of the values of LCI_* environment variables (the table in
+// config.cpp applies them and makes a refused value fatal, naming the
+// variable). They accept any text and refuse, never guess: a value is
+// either exactly of the expected form or an error.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "lci.h"
+
+namespace lci {
+
+// A whole decimal integer in [lo, hi]; false on anything else (junk after
+// the digits, overflow, out of range, empty).
+inline bool parse_decimal(const char* text, long long lo, long long hi, long long& out) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno || end == text || *end != '\0' || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+// LCI_BACKEND_TRY_LOCK_MODE: a comma-separated list of the words none,
+// send, recv, poll, global, global_b, each mapped to its bit.
+inline bool parse_try_lock_mode(const char* text, uint64_t& out) {
+  static const struct { const char* word; uint64_t bit; } words[] = {
+      {"none", 0}, {"send", LCI_BACKEND_TRY_LOCK_SEND}, {"recv", LCI_BACKEND_TRY_LOCK_RECV},
+      {"poll", LCI_BACKEND_TRY_LOCK_POLL}, {"global", LCI_BACKEND_TRY_LOCK_GLOBAL},
+      {"global_b", LCI_BACKEND_LOCK_GLOBAL}};
+  uint64_t mode = 0;
+  const std::string s(text);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t comma = s.find(',', pos);
+    const std::string word =
+        s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    bool found = false;
+    for (auto& w : words)
+      if (word == w.word) { mode |= w.bit; found = true; }
+    if (!found) return false;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  out = mode;
+  return true;
+}
+
+}  // namespace lci
