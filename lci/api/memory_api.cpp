@@ -29,7 +29,11 @@ LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t lengt
   LCI_CHECK(segment ? LCI_OK : debug::fail("LCI_memory_register", "argument segment is NULL"));
   LCI_CHECK(address || !length ? LCI_OK
                                : debug::fail("LCI_memory_register", "argument address is NULL"));
-  *segment = segment_register(*to_device(device), address, length);
+  // A registration the network refuses (for instance over the locked-memory
+  // limit) leaves *segment untouched: the program may free memory and retry.
+  LCI_segment_t seg = segment_register(*to_device(device), address, length);
+  if (!seg) return LCI_ERR_RETRY;
+  *segment = seg;
   return LCI_OK;
 }
 

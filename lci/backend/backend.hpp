@@ -22,6 +22,7 @@
 //   mr register_memory(void* addr, size_t len, mr_access); void deregister_memory(mr&);
 //     (a failed registration returns an mr whose handle is nullptr)
 //   size_t max_inject() const; size_t rx_queue_size() const;
+//   size_t max_message_size() const;  (the most one operation moves)
 //   uint64_t remote_address(base, addr) const; bool uses_virtual_addresses() const;
 //   bool registrations_pin() const;  (whether registrations hold physical pages)
 //   const char* provider_name() const;
@@ -76,6 +77,7 @@ class backend_device final {
   const char* provider_name() const { return LCI_NET_FORWARD(provider_name()); }
   size_t max_inject() const { return LCI_NET_FORWARD(max_inject()); }
   size_t rx_queue_size() const { return LCI_NET_FORWARD(rx_queue_size()); }
+  size_t max_message_size() const { return LCI_NET_FORWARD(max_message_size()); }
   mr register_memory(void* addr, size_t len, mr_access a) {
     return LCI_NET_FORWARD(register_memory(addr, len, a));
   }

@@ -42,10 +42,20 @@ inline void annotate_poll([[maybe_unused]] const void* token) {
 
 enum class status : int { ok = 0, retry = 1 };
 
-// What a registration allows: `local` memory is only sent from and received
-// into by this process (the packet slab); `remote` memory is also read and
-// written by peers' RDMA with the registration's key.
-enum class mr_access : uint8_t { local, remote };
+// What a registration allows: `source` memory is only read by this
+// process's operations (sent from, written to a peer), so read-only memory
+// (string literals, PROT_READ mappings) can be registered; `local` memory is
+// also received into and read into (the packet slab); `remote` memory is
+// also read and written by peers' RDMA with the registration's key.
+enum class mr_access : uint8_t { source, local, remote };
+
+// The longest piece an RDMA transfer is split into: the configured
+// LCI_MAX_SINGLE_MESSAGE_SIZE, within the most the backend moves in one
+// operation (backend_max), and at least one byte.
+constexpr size_t rdma_piece_size(size_t configured, size_t backend_max) {
+  const size_t n = configured < backend_max ? configured : backend_max;
+  return n ? n : 1;
+}
 
 // completion::src_rank values that name no rank: the transport could not
 // tell which job member sent the message (an address outside the job), or

@@ -12,6 +12,7 @@
 #include "lci/core/log.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/rdma.hpp"
+#include "lci/core/test_hooks.hpp"
 #include "lci/core/two_sided.hpp"
 #include "lci/core/validate.hpp"
 
@@ -68,27 +69,47 @@ device::device(int index) : group_index(index) {
   reg_cache::options reg_options;
   reg_options.cached = caching.cache;
   reg_options.max_entries = static_cast<size_t>(g_reg_cache_max_entries);
-  regs = std::make_unique<reg_cache>(
-      [this](void* address, size_t length) -> void* {
-        net::mr m = net->register_memory(address, length, net::mr_access::remote);
-        if (!m.handle) fatal("registering %p (%zu bytes) failed", address, length);
-        return new net::mr(m);
+  regs = make_reg_cache(net::mr_access::remote, reg_options);
+  source_regs = make_reg_cache(net::mr_access::source, reg_options);
+  LCI_LOG(info, "device %d (%s): LCI_SEGMENT_ALL registrations %s", group_index,
+          net->provider_name(), caching.reason);
+  // RDMA transfers are split into pieces the backend can move in one go.
+  size_t backend_max = net->max_message_size();
+  if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
+    backend_max = std::min(backend_max, limit);
+  rdma_piece = net::rdma_piece_size(LCI_MAX_SINGLE_MESSAGE_SIZE, backend_max);
+  LCI_LOG(info,
+          "device %d: RDMA pieces of at most %zu bytes (LCI_MAX_SINGLE_MESSAGE_SIZE %zu, "
+          "backend maximum %zu)",
+          group_index, rdma_piece, LCI_MAX_SINGLE_MESSAGE_SIZE, backend_max);
+  post_initial_receives();
+  // Every rank has its receives posted before anyone sends to this device.
+  rt.boot->barrier();
+}
+
+std::unique_ptr<reg_cache> device::make_reg_cache(net::mr_access access,
+                                                  const reg_cache::options& options) {
+  return std::make_unique<reg_cache>(
+      [this, access](void* address, size_t length) -> void* {
+        const net::mr m = register_memory(*this, address, length, access);
+        return m.handle ? new net::mr(m) : nullptr;  // nullptr: the operation is refused
       },
       [this](void* handle) {
         auto* m = static_cast<net::mr*>(handle);
         net->deregister_memory(*m);
         delete m;
       },
-      reg_options);
-  LCI_LOG(info, "device %d (%s): LCI_SEGMENT_ALL registrations %s", group_index,
-          net->provider_name(), caching.reason);
-  post_initial_receives();
-  // Every rank has its receives posted before anyone sends to this device.
-  rt.boot->barrier();
+      options);
 }
 
 device::~device() {
-  const reg_cache::stats rs = regs->get_stats();
+  reg_cache::stats rs = regs->get_stats();
+  const reg_cache::stats ss = source_regs->get_stats();
+  rs.hits += ss.hits;
+  rs.misses += ss.misses;
+  rs.uncached += ss.uncached;
+  rs.evictions += ss.evictions;
+  rs.invalidations += ss.invalidations;
   LCI_LOG(info,
           "device %d: LCI_SEGMENT_ALL registrations: %llu hits, %llu misses, %llu per use, "
           "%llu evictions, %llu invalidations",
@@ -96,6 +117,7 @@ device::~device() {
           static_cast<unsigned long long>(rs.misses), static_cast<unsigned long long>(rs.uncached),
           static_cast<unsigned long long>(rs.evictions),
           static_cast<unsigned long long>(rs.invalidations));
+  source_regs.reset();
   regs.reset();
   net->deregister_memory(slab_mr);
   ctxs.reset();
@@ -125,7 +147,8 @@ void device::post_initial_receives() {
 }
 
 void device::post_recv_packet(packet* p) {
-  if (net->post_recv(p->payload(), recv_size, slab_mr.desc, p) != net::status::ok) {
+  if (__builtin_expect(take_test_count(g_test_refuse_recv_posts), 0) ||
+      net->post_recv(p->payload(), recv_size, slab_mr.desc, p) != net::status::ok) {
     backlog_op b;
     b.what = backlog_op::op::recv;
     b.pkt = p;
@@ -133,16 +156,28 @@ void device::post_recv_packet(packet* p) {
   }
 }
 
+namespace {
+// The device whose backlog this thread is draining (its backlog_lock held).
+thread_local const device* t_draining = nullptr;
+}  // namespace
+
 void device::push_backlog(backlog_op&& op) {
   LCI_PROF_INC(*this, backlog_pushes);
-  backlog_lock.lock();
+  // The thread that drains this backlog already holds the lock: sending a
+  // queued control message takes a packet, which may first re-post a
+  // receive (get_send_packet_slow), and a refused post lands here. The new
+  // entry goes to the back; the entry being sent, at the front, stays valid
+  // (std::deque::push_back moves no element).
+  const bool held = t_draining == this;
+  if (!held) backlog_lock.lock();
   backlog.push_back(std::move(op));
   backlog_size.fetch_add(1, std::memory_order_release);
-  backlog_lock.unlock();
+  if (!held) backlog_lock.unlock();
 }
 
 bool device::drain_backlog() {
   if (!backlog_lock.try_lock()) return false;
+  t_draining = this;
   bool did = false;
   // Entries leave in order; one that is refused again stops the pass. An
   // RDMA entry is taken out first: posting it may queue it again.
@@ -152,6 +187,7 @@ bool device::drain_backlog() {
       rdv_op* rdv = op.rdv;
       backlog.pop_front();
       backlog_size.fetch_sub(1, std::memory_order_relaxed);
+      t_draining = nullptr;
       backlog_lock.unlock();
       post_rdma(*this, rdv);
       return true;
@@ -167,6 +203,7 @@ bool device::drain_backlog() {
     backlog_size.fetch_sub(1, std::memory_order_relaxed);
     did = true;
   }
+  t_draining = nullptr;
   backlog_lock.unlock();
   return did;
 }

@@ -126,7 +126,12 @@ struct device {
   char* ctx_slab = nullptr;      // receive descriptors
   size_t ctx_slab_bytes = 0;
   std::unique_ptr<packet_pool> ctxs;
-  std::unique_ptr<reg_cache> regs;   // LCI_SEGMENT_ALL registrations
+  // LCI_SEGMENT_ALL registrations, one cache per access: memory peers
+  // write or that is read into (remote), and memory only sent from (source,
+  // which may be read-only).
+  std::unique_ptr<reg_cache> regs;
+  std::unique_ptr<reg_cache> source_regs;
+  size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size)
   size_t recv_size = 0;              // bytes of each posted receive
   rdv_table rdv;
 
@@ -193,11 +198,16 @@ struct device {
   // One pass of the progress engine; true if it did any work.
   bool progress();
   packet* get_send_packet_slow(packet* p);
+  reg_cache& reg_cache_for(net::mr_access access) {
+    return access == net::mr_access::source ? *source_regs : *regs;
+  }
 
  private:
   void post_initial_receives();
   bool drain_backlog();
   bool refill_receives();
+  std::unique_ptr<reg_cache> make_reg_cache(net::mr_access access,
+                                            const reg_cache::options& options);
 };
 
 // Devices by group index, for LCI_mbuffer_free of buffers from any device.

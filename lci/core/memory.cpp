@@ -7,16 +7,26 @@
 #include "lci/api/check.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/log.hpp"
+#include "lci/core/test_hooks.hpp"
 
 namespace lci {
 
+net::mr register_memory(device& d, void* address, size_t length, net::mr_access access) {
+  if (__builtin_expect(take_test_count(g_test_fail_registrations), 0)) {
+    LCI_LOG(info, "registering %p (%zu bytes) failed (test hook)", address, length);
+    return net::mr{};
+  }
+  return d.net->register_memory(address, length, access);
+}
+
 LCI_segment_t segment_register(device& d, void* address, size_t length) {
+  const net::mr m = register_memory(d, address, length ? length : 1, net::mr_access::remote);
+  if (!m.handle) return nullptr;
   auto* seg = new LCII_mr_t;
   seg->dev = &d;
   seg->base = reinterpret_cast<uintptr_t>(address);
   seg->length = length;
-  seg->mr = d.net->register_memory(address, length ? length : 1, net::mr_access::remote);
-  if (!seg->mr.handle) fatal("registering %p (%zu bytes) failed", address, length);
+  seg->mr = m;
   seg->group = d.group_index;
   seg->rkey = seg->mr.rkey;
   seg->owner_handle = reinterpret_cast<uint64_t>(seg);
@@ -32,7 +42,8 @@ void segment_deregister(LCI_segment_t seg) {
   delete seg;
 }
 
-bool lbuffer_alloc(device& d, size_t size, size_t alignment, LCI_lbuffer_t* out) {
+bool lbuffer_alloc(device& d, size_t size, size_t alignment, LCI_lbuffer_t* out,
+                   bool* not_registered) {
   void* p = nullptr;
   if (alignment) {
     if (posix_memalign(&p, alignment, size ? size : 1) != 0) return false;
@@ -41,7 +52,13 @@ bool lbuffer_alloc(device& d, size_t size, size_t alignment, LCI_lbuffer_t* out)
     if (!p) return false;
   }
   if (LCI_TOUCH_LBUFFER) memset(p, 0, size);
-  out->segment = segment_register(d, p, size);
+  LCI_segment_t seg = segment_register(d, p, size);
+  if (!seg) {
+    free(p);
+    if (not_registered) *not_registered = true;
+    return false;
+  }
+  out->segment = seg;
   out->address = p;
   out->length = size;
   return true;
@@ -52,26 +69,32 @@ void lbuffer_free(const LCI_lbuffer_t& buffer) {
   free(buffer.address);
 }
 
-local_reg register_local(device& d, const LCI_lbuffer_t& buffer) {
+bool register_local(device& d, const LCI_lbuffer_t& buffer, net::mr_access access,
+                    local_reg* out) {
   local_reg r;
   if (buffer.segment) {
     LCII_mr_t* seg = buffer.segment;
     r.desc = seg->mr.desc;
     r.rkey = seg->mr.rkey;
     r.base = seg->base;
-    return r;
+    *out = r;
+    return true;
   }
-  // LCI_SEGMENT_ALL: through the registration cache.
-  r.region = d.regs->acquire(buffer.address, buffer.length);
+  // LCI_SEGMENT_ALL: through the registration cache for that access.
+  reg_cache& cache = d.reg_cache_for(access);
+  r.region = cache.acquire(buffer.address, buffer.length);
+  if (!r.region) return false;
   const auto* m = static_cast<const net::mr*>(reg_cache::handle(r.region));
   r.desc = m->desc;
   r.rkey = m->rkey;
   r.base = reg_cache::base(r.region);
-  return r;
+  r.cache = &cache;
+  *out = r;
+  return true;
 }
 
-void release_local(device& d, local_reg& r) {
-  if (r.region) d.regs->release(r.region);
+void release_local(device& /*d*/, local_reg& r) {
+  if (r.region) r.cache->release(r.region);
   r.region = nullptr;
 }
 

@@ -43,10 +43,18 @@ struct local_reg {
   uint64_t rkey = 0;
   uintptr_t base = 0;        // start of the registration (for offset addressing)
   reg_region* region = nullptr;
+  reg_cache* cache = nullptr;  // the cache `region` came from
 };
 
-local_reg register_local(device& d, const LCI_lbuffer_t& buffer);
+// Makes `buffer` usable for RDMA with `access` (net::mr_access::source for
+// memory only sent from, else remote). False when an LCI_SEGMENT_ALL
+// registration failed (a registered segment never fails).
+bool register_local(device& d, const LCI_lbuffer_t& buffer, net::mr_access access,
+                    local_reg* out);
 void release_local(device& d, local_reg& r);
+// A backend registration; handle == nullptr when it failed (or when the
+// test hook LCIT_fail_next_registrations made it fail).
+net::mr register_memory(device& d, void* address, size_t length, net::mr_access access);
 
 // Where a peer writes or reads `address` of a registration starting at `base`.
 uint64_t rdma_address(device& d, uintptr_t base, const void* address);
@@ -55,10 +63,14 @@ inline uint64_t remote_rdma_address(const LCII_mr_t* seg, uintptr_t address) {
   return seg->virt ? address : address - seg->base;
 }
 
+// nullptr when the registration failed.
 LCI_segment_t segment_register(device& d, void* address, size_t length);
 void segment_deregister(LCI_segment_t seg);
-// LCI long buffers: malloc + register. Returns false when memory is short.
-bool lbuffer_alloc(device& d, size_t size, size_t alignment, LCI_lbuffer_t* out);
+// LCI long buffers: malloc + register. Returns false, with nothing
+// allocated, when memory is short or the registration failed (then
+// *not_registered, if given, is set).
+bool lbuffer_alloc(device& d, size_t size, size_t alignment, LCI_lbuffer_t* out,
+                   bool* not_registered = nullptr);
 void lbuffer_free(const LCI_lbuffer_t& buffer);
 
 }  // namespace lci

@@ -133,7 +133,10 @@ LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
     op->remote.push_back({remote_rdma_address(seg, reinterpret_cast<uintptr_t>(rb.address)),
                           seg->rkey, rb.length});
   }
-  register_buffers(d, op, local.lbuffers, local.count);
+  if (!register_buffers(d, op, local.lbuffers, local.count)) {
+    delete op;
+    return LCI_ERR_RETRY;
+  }
   // putv carries the piggy-back bytes in its notify; getv asks for them.
   build_notify(op, remote, is_iovec, remote_comp, local, role == rdv_role::put);
   op->id = d.rdv.insert(op);

@@ -7,7 +7,7 @@
 //   target: RTR {ids, address, key}      <-  putla, allocates), registers
 //   origin: RDMA write with immediate (the target's id)  -> target completes
 //   origin completes when its write completes locally.
-// Several pieces (LCI_MAX_SINGLE_MESSAGE_SIZE), iovecs or LCI_RDV_WRITE: the
+// Several pieces (device::rdma_piece), iovecs or LCI_RDV_WRITE: the
 // writes ask for delivery completion and a FIN {target id} follows them.
 // putl/putv: writes with delivery completion, then a notify message to the
 // target's completion object. getl/getv: reads, then a notify.
@@ -94,8 +94,9 @@ void on_rdma_failed(device& d, rdv_op* op, int error);
 // The op is done at this process: signal its completion, release its
 // registrations and id, count it for fences, delete it.
 void finish(device& d, rdv_op* op, bool target);
-// Registers the op's local buffers (one local_reg each, in order).
-void register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
+// Registers the op's local buffers (one local_reg each, in order). False,
+// with none registered, if an LCI_SEGMENT_ALL registration failed.
+bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
 // An eager one-sided message (puts, putma..., putm...) arrived.
 void on_eager_put(device& d, endpoint* ep, packet* p);
 // Continues posting an operation's pieces (from the backlog).

@@ -77,16 +77,25 @@ namespace {
 
 }  // namespace
 
-// Registers every local buffer of the op, in order.
-void register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count) {
+// Registers every local buffer of the op, in order: for reading only where
+// the op only sends from them (read-only memory works), else for RDMA into
+// them. On failure nothing stays registered.
+bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count) {
+  const bool source = op->role == rdv_role::send || op->role == rdv_role::put_alloc ||
+                      op->role == rdv_role::put;
+  const net::mr_access access = source ? net::mr_access::source : net::mr_access::remote;
   op->regs.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
-    if (buffers[i].length == 0) {
-      op->regs.emplace_back();
-      continue;
+    local_reg r;
+    if (buffers[i].length != 0 && !register_local(d, buffers[i], access, &r)) {
+      LCI_LOG(info, "registering %p (%zu bytes) for a transfer with rank %d failed",
+              buffers[i].address, buffers[i].length, op->rank);
+      release_regs(d, op);
+      return false;
     }
-    op->regs.push_back(register_local(d, buffers[i]));
+    op->regs.push_back(r);
   }
+  return true;
 }
 
 namespace {
@@ -108,21 +117,30 @@ void send_rtr(device& d, rdv_op* op) {
   send_control(d, op->rank, make_control_imm(control_kind::rtr), bytes.data(), bytes.size());
 }
 
-// Allocates an LCI long buffer for a receive or aborts (API: dynamic receives
-// abort when memory cannot be had).
-bool allocate(device& d, size_t size, LCI_lbuffer_t* out) {
+// What became of an RTS at its target.
+enum class accepted {
+  yes,             // buffers ready and registered: answer with an RTR
+  no_memory,       // an LCI long buffer could not be allocated
+  not_registered,  // a buffer could not be registered (nothing kept)
+};
+
+// Allocates an LCI long buffer for a receive.
+accepted allocate(device& d, size_t size, LCI_lbuffer_t* out) {
   if (size == 0) {
     *out = LCI_lbuffer_t{nullptr, nullptr, 0};
-    return true;
+    return accepted::yes;
   }
-  return lbuffer_alloc(d, size, 0, out);
+  bool not_registered = false;
+  if (lbuffer_alloc(d, size, 0, out, &not_registered)) return accepted::yes;
+  return not_registered ? accepted::not_registered : accepted::no_memory;
 }
 
 // Target of a rendezvous: fills the op from the RTS, allocates what the
 // receive (or putla/putva) did not provide, registers and answers with an
-// RTR. Returns false if allocation failed (the caller decides what then).
-bool accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* extra,
-                const recv_ctx* c) {
+// RTR. Unless the answer is accepted::yes nothing is kept (the caller
+// decides what then).
+accepted accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* extra,
+                    const recv_ctx* c) {
   op->peer_id = h.send_id;
   if (h.count == 0) {
     op->type = LCI_LONG;
@@ -135,14 +153,14 @@ bool accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* extra,
                  c->capacity);
         b.length = c->capacity;
       }
-    } else if (!allocate(d, h.size, &b)) {
-      return false;
+    } else if (const accepted a = allocate(d, h.size, &b); a != accepted::yes) {
+      return a;
     }
     op->lbuffer = b;
     op->local.push_back(static_cast<char*>(b.address));
     op->lengths.push_back(b.length);
-    register_buffers(d, op, &op->lbuffer, 1);
-    return true;
+    // (An allocated buffer has its own segment: only the program's can fail.)
+    return register_buffers(d, op, &op->lbuffer, 1) ? accepted::yes : accepted::not_registered;
   }
   // iovec: count lengths, then the piggy-back bytes.
   op->type = LCI_IOVEC;
@@ -154,15 +172,17 @@ bool accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* extra,
     iov = c->iov;
     if (iov.count != count)
       fatal("LCI_recvv: the sender's iovec has %d buffers, the receive %d", count, iov.count);
-    for (int i = 0; i < count; ++i) {
+    for (int i = 0; i < count; ++i)
       if (iov.lbuffers[i].length < lengths[i])
         fatal("LCI_recvv: buffer %d holds %zu bytes, %llu arrive", i, iov.lbuffers[i].length,
               static_cast<unsigned long long>(lengths[i]));
-      iov.lbuffers[i].length = lengths[i];
-    }
     if (h.piggy_length > iov.piggy_back.length)
       fatal("LCI_recvv: the piggy-back buffer holds %zu bytes, %u arrive",
             iov.piggy_back.length, h.piggy_length);
+    // Registered whole, before anything of the receive changes: a refused
+    // receive stays posted as it was.
+    if (!register_buffers(d, op, iov.lbuffers, count)) return accepted::not_registered;
+    for (int i = 0; i < count; ++i) iov.lbuffers[i].length = lengths[i];
     if (h.piggy_length) memcpy(iov.piggy_back.address, piggy, h.piggy_length);
     iov.piggy_back.length = h.piggy_length;
   } else {
@@ -173,25 +193,34 @@ bool accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* extra,
     if (!iov.lbuffers || !iov.piggy_back.address) {
       free(iov.lbuffers);
       free(iov.piggy_back.address);
-      return false;
+      return accepted::no_memory;
     }
     memcpy(iov.piggy_back.address, piggy, h.piggy_length);
     for (int i = 0; i < count; ++i) {
-      if (!allocate(d, lengths[i], &iov.lbuffers[i])) {
+      if (const accepted a = allocate(d, lengths[i], &iov.lbuffers[i]); a != accepted::yes) {
         for (int j = 0; j < i; ++j) lbuffer_free(iov.lbuffers[j]);
         free(iov.lbuffers);
         free(iov.piggy_back.address);
-        return false;
+        return a;
       }
     }
+    // Each allocated buffer has its own segment: registering cannot fail.
+    register_buffers(d, op, iov.lbuffers, count);
   }
   op->iov = iov;
   for (int i = 0; i < count; ++i) {
     op->local.push_back(static_cast<char*>(iov.lbuffers[i].address));
     op->lengths.push_back(iov.lbuffers[i].length);
   }
-  register_buffers(d, op, iov.lbuffers, count);
-  return true;
+  return accepted::yes;
+}
+
+// Tells the origin of RTS `send_id` that its rendezvous is refused (it
+// completes with LCI_ERR_RETRY); counted as finished here, for gfence.
+void refuse_rts(device& d, endpoint* ep, int rank, uint64_t send_id) {
+  fin_payload nack{send_id};
+  send_control(d, rank, make_control_imm(control_kind::nack), &nack, sizeof(nack));
+  ep->done.add(rank);
 }
 
 }  // namespace
@@ -260,7 +289,10 @@ LCI_error_t start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank,
   op->lbuffer = buffer;
   op->local.push_back(static_cast<char*>(buffer.address));
   op->lengths.push_back(buffer.length);
-  register_buffers(d, op, &buffer, 1);
+  if (!register_buffers(d, op, &buffer, 1)) {
+    delete op;
+    return LCI_ERR_RETRY;
+  }
   // Counted before the RTS leaves: an empty message completes at once.
   op->counted_local = true;
   ep->start_local();
@@ -293,7 +325,10 @@ LCI_error_t start_send_iovec(endpoint* ep, const LCI_iovec_t& iov, int rank, LCI
     op->local.push_back(static_cast<char*>(iov.lbuffers[i].address));
     op->lengths.push_back(iov.lbuffers[i].length);
   }
-  register_buffers(d, op, iov.lbuffers, iov.count);
+  if (!register_buffers(d, op, iov.lbuffers, iov.count)) {
+    delete op;
+    return LCI_ERR_RETRY;
+  }
   op->counted_local = true;
   ep->start_local();
   if (send_rts(ep, op, alloc_at_target, remote_comp, &iov) != LCI_OK) {
@@ -312,7 +347,7 @@ void rdma_finished(device& d, rdv_op* op);
 }
 
 void post_rdma(device& d, rdv_op* op) {
-  const size_t piece = LCI_MAX_SINGLE_MESSAGE_SIZE;
+  const size_t piece = d.rdma_piece;
   while (op->next_buffer < op->lengths.size()) {
     const size_t i = op->next_buffer;
     const size_t length = op->lengths[i];
@@ -327,6 +362,9 @@ void post_rdma(device& d, rdv_op* op) {
     const uint64_t raddr = op->remote[i].address + off;
     const uint64_t rkey = op->remote[i].rkey;
     void* desc = op->regs[i].desc;
+    if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed);
+        __builtin_expect(limit != 0 && n > limit, 0))
+      fatal("an RDMA piece of %zu bytes exceeds the backend's maximum of %zu", n, limit);
     op->outstanding.fetch_add(1, std::memory_order_relaxed);
     net::status st;
     if (op->role == rdv_role::get)
@@ -415,11 +453,22 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
   op->tag = p->in.tag;
   op->comp = c->comp;
   op->user_context = c->user_context;
-  const bool ok = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), c);
+  const accepted a = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), c);
   d.put_packet(p);
+  if (a == accepted::not_registered) {
+    // Refused: the origin completes with LCI_ERR_RETRY and may send again;
+    // the receive stays posted for that (or another matching) message.
+    LCI_LOG(info, "%s: cannot register the buffers for a message from rank %d (tag %u); refused",
+            h.count ? "LCI_recvv" : "LCI_recvl", op->rank, op->tag);
+    refuse_rts(d, c->ep, op->rank, h.send_id);
+    delete op;
+    if (match_node* m = d.table->insert_or_match(&c->node))
+      complete_recv(d, c, reinterpret_cast<packet*>(m));
+    return;
+  }
   d.put_ctx(c);
   op->id = d.rdv.insert(op);
-  if (!ok) {
+  if (a != accepted::yes) {
     // API: a dynamic recvl/recvv that cannot allocate aborts the process
     // (a receive into the program's buffers never fails to allocate).
     fatal("%s: cannot allocate %llu bytes for a message from rank %d (tag %u); aborting",
@@ -444,15 +493,14 @@ void on_rts_alloc(device& d, endpoint* ep, packet* p) {
   op->tag = p->in.tag;
   LCI_comp_t comp = h.comp ? reinterpret_cast<LCI_comp_t>(h.comp) : ep->default_comp;
   op->comp = ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
-  const bool ok = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), nullptr);
+  const accepted a = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), nullptr);
   d.put_packet(p);
-  if (!ok) {
+  if (a != accepted::yes) {
     // Nothing arrives here; the origin learns it from its completion.
-    LCI_LOG(info, "cannot allocate %llu bytes for a put from rank %d; refused",
+    LCI_LOG(info, "cannot %s %llu bytes for a put from rank %d; refused",
+            a == accepted::no_memory ? "allocate" : "register",
             static_cast<unsigned long long>(h.size), op->rank);
-    fin_payload nack{h.send_id};
-    send_control(d, op->rank, make_control_imm(control_kind::nack), &nack, sizeof(nack));
-    ep->done.add(op->rank);  // refused counts as finished here, for gfence
+    refuse_rts(d, ep, op->rank, h.send_id);
     delete op;
     return;
   }
@@ -511,7 +559,7 @@ void on_control(device& d, packet* p, control_kind kind) {
       // One write with immediate data carries the FIN; a receive that takes
       // 0 bytes gets no write at all, so it is finished with a FIN message.
       op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
-                      op->lengths[0] > 0 && op->lengths[0] <= LCI_MAX_SINGLE_MESSAGE_SIZE;
+                      op->lengths[0] > 0 && op->lengths[0] <= d.rdma_piece;
       d.put_packet(p);
       if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
           g_test_fail_next_rdma.exchange(false)) {
@@ -547,8 +595,8 @@ void on_control(device& d, packet* p, control_kind kind) {
     case control_kind::nack: {
       fin_payload nack;
       memcpy(&nack, p->payload(), sizeof(nack));
-      // Only a putla/putva that has not had its RTR can be refused.
-      rdv_op* op = peer_op(d, nack.id, rank, role_bit(rdv_role::put_alloc));
+      // Only a rendezvous that has not had its RTR can be refused.
+      rdv_op* op = peer_op(d, nack.id, rank, origin_roles);
       if (!op || !op->remote.empty()) {
         drop_message(d, p, "refusal", "rendezvous id", rank);
         return;

@@ -14,6 +14,9 @@
 namespace lci {
 
 std::atomic<bool> g_test_fail_next_rdma{false};
+std::atomic<int> g_test_refuse_recv_posts{0};
+std::atomic<int> g_test_fail_registrations{0};
+std::atomic<size_t> g_test_max_message{0};
 
 namespace {
 bool hooks_enabled() {
@@ -43,6 +46,24 @@ LCI_API LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, con
 LCI_API LCI_error_t LCIT_fail_next_rdma(void) {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_fail_next_rdma.store(true, std::memory_order_relaxed);
+  return LCI_OK;
+}
+
+LCI_API LCI_error_t LCIT_refuse_next_recv_posts(int n) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  lci::g_test_refuse_recv_posts.store(n, std::memory_order_relaxed);
+  return LCI_OK;
+}
+
+LCI_API LCI_error_t LCIT_fail_next_registrations(int n) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  lci::g_test_fail_registrations.store(n, std::memory_order_relaxed);
+  return LCI_OK;
+}
+
+LCI_API LCI_error_t LCIT_limit_message_size(size_t n) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  lci::g_test_max_message.store(n, std::memory_order_relaxed);
   return LCI_OK;
 }
 

@@ -10,17 +10,41 @@
 //       the RDMA writes of the next sendl/sendv/putla/putva whose RTR
 //       arrives here, are completed as if the network had reported a
 //       failure for them.
-// Both return LCI_ERR_FEATURE_NA when the hooks are off.
+//   LCIT_refuse_next_recv_posts(n): the next n posts of a receive packet
+//       by this process are refused as if the network's receive queue were
+//       full (the packet waits in the device's backlog).
+//   LCIT_fail_next_registrations(n): the next n memory registrations of
+//       this process (LCI_memory_register, LCI long buffers, LCI_SEGMENT_ALL
+//       buffers of an operation) fail as if the network refused them.
+//   LCIT_limit_message_size(n): devices created after the call take the
+//       backend's largest message as at most n bytes, and an RDMA piece
+//       longer than n is fatal (as the provider would refuse it).
+// All of these return LCI_ERR_FEATURE_NA when the hooks are off.
 //   LCIT_dropped_messages(): arriving messages this process dropped as
 //       malformed (validate.hpp), hooks on or off.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 
 namespace lci {
 
 // Set by LCIT_fail_next_rdma; start_rdma and the RTR handler take it (one
 // relaxed load per RDMA operation, none on the short and medium paths).
 extern std::atomic<bool> g_test_fail_next_rdma;
+// Counts set by LCIT_refuse_next_recv_posts and LCIT_fail_next_registrations
+// (one relaxed load per receive post or registration while they are 0).
+extern std::atomic<int> g_test_refuse_recv_posts;
+extern std::atomic<int> g_test_fail_registrations;
+// Set by LCIT_limit_message_size (0: no limit).
+extern std::atomic<size_t> g_test_max_message;
+
+// Takes one from a hook's count; true if it was positive.
+inline bool take_test_count(std::atomic<int>& count) {
+  int n = count.load(std::memory_order_relaxed);
+  while (__builtin_expect(n > 0, 0))
+    if (count.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) return true;
+  return false;
+}
 
 }  // namespace lci

@@ -13,6 +13,9 @@ extern "C" {
 LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void* data,
                           size_t length);
 LCI_error_t LCIT_fail_next_rdma(void);
+LCI_error_t LCIT_refuse_next_recv_posts(int n);
+LCI_error_t LCIT_fail_next_registrations(int n);
+LCI_error_t LCIT_limit_message_size(size_t n);
 uint64_t LCIT_dropped_messages(void);
 #ifdef __cplusplus
 }

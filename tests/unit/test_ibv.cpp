@@ -1,5 +1,5 @@
-// The verbs backend's pure parts (lci/backend/ibv/{wire,plan,qp_attr}.hpp and
-// lci/backend/select.hpp): everything that needs no RDMA device.
+// The verbs backend's pure parts (lci/backend/ibv/{wire,plan,qp_attr,mr_attr}.hpp
+// and lci/backend/select.hpp): everything that needs no RDMA device.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "lci/backend/ibv/mr_attr.hpp"
 #include "lci/backend/ibv/plan.hpp"
 #include "lci/backend/ibv/qp_attr.hpp"
 #include "lci/backend/ibv/wire.hpp"
@@ -384,4 +385,29 @@ TEST_CASE("backend choice") {
   c = choose_backend("", false, "");
   CHECK(c.kind == backend_kind::ofi);
   CHECK(c.error.empty());
+}
+
+TEST_CASE("registration access: a source asks for no write access") {
+  using lci::net::mr_access;
+  // Read-only memory (string literals, PROT_READ mappings) registers only
+  // without LOCAL_WRITE and the remote flags, which need it.
+  CHECK(mr_access_flags(mr_access::source, false) == 0);
+  CHECK(mr_access_flags(mr_access::source, true) == IBV_ACCESS_ON_DEMAND);
+  CHECK(mr_access_flags(mr_access::local, false) == IBV_ACCESS_LOCAL_WRITE);
+  CHECK(mr_access_flags(mr_access::remote, false) ==
+        (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
+  CHECK(mr_access_flags(mr_access::remote, true) ==
+        (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+         IBV_ACCESS_ON_DEMAND));
+}
+
+TEST_CASE("message size: the port's max_msg_sz, at most 2^31") {
+  CHECK(message_limit_of_port(1u << 30) == (size_t{1} << 30));
+  CHECK(message_limit_of_port(4096) == 4096);
+  CHECK(message_limit_of_port((1u << 31) - 1) == (size_t{1} << 31) - 1);
+  CHECK(message_limit_of_port(1u << 31) == (size_t{1} << 31));
+  CHECK(message_limit_of_port(UINT32_MAX) == (size_t{1} << 31));  // more than IB allows
+  CHECK(message_limit_of_port(0) == (size_t{1} << 31));           // not reported
+  // Every piece then fits the 32-bit ibv_sge::length.
+  CHECK(lci::net::rdma_piece_size(SIZE_MAX, message_limit_of_port(UINT32_MAX)) <= UINT32_MAX);
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "lci.h"
+#include "lci/backend/ibv/mr_attr.hpp"
 #include "lci/backend/ibv/probe.hpp"
 #include "lci/backend/ibv/qp_attr.hpp"
 #include "lci/core/config.hpp"
@@ -34,9 +35,11 @@ ibv_device::ibv_device(bootstrap::bootstrap& boot, int group_index) {
   open_port(g_ibv_port);
   create_queues(boot.size());
   connect_all(boot, group_index);
-  LCI_LOG(info, "verbs device %d on %s (GID index %d, inline %zu, SQ %u per peer, SRQ %u, CQ %u)",
+  LCI_LOG(info,
+          "verbs device %d on %s (GID index %d, inline %zu, SQ %u per peer, SRQ %u, CQ %u, max "
+          "message %zu)",
           group_index, provider_.c_str(), gid_index_, max_inline_, plan_.sq_depth,
-          plan_.srq_depth, plan_.cq_size);
+          plan_.srq_depth, plan_.cq_size, max_msg_size_);
 }
 
 void ibv_device::open_port(int want_port) {
@@ -61,6 +64,7 @@ void ibv_device::open_port(int want_port) {
   ibv_port_attr pa;
   check(ibv_query_port(ctx_, port_, &pa), "ibv_query_port");
   if (pa.state != IBV_PORT_ACTIVE) fatal("verbs: port %d of %s is no longer active", port_, name.c_str());
+  max_msg_size_ = message_limit_of_port(pa.max_msg_sz);
   local_.lid = pa.lid;
   local_.mtu = static_cast<uint8_t>(pa.active_mtu);
   local_.link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET
@@ -233,10 +237,7 @@ ibv_device::~ibv_device() {
 }
 
 net::mr ibv_device::register_memory(void* addr, size_t len, net::mr_access access) {
-  int flags = IBV_ACCESS_LOCAL_WRITE;
-  if (access == net::mr_access::remote) flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (odp_) flags |= IBV_ACCESS_ON_DEMAND;
-  ibv_mr* m = ibv_reg_mr(pd_, addr, len, flags);
+  ibv_mr* m = ibv_reg_mr(pd_, addr, len, mr_access_flags(access, odp_));
   if (!m) {
     LCI_LOG(info, "verbs: ibv_reg_mr(%p, %zu bytes) failed: %s%s", addr, len, std::strerror(errno),
             errno == ENOMEM || errno == EFAULT ? " (check `ulimit -l`: locked-memory limit)" : "");
@@ -312,6 +313,10 @@ status ibv_device::on_post_error(peer& p, int rc, const char* what) {
   // provider may count differently); EAGAIN: momentarily out of resources.
   if (err == ENOMEM || err == EAGAIN) return status::retry;
   fatal("verbs: %s failed: %s (%d)", what, std::strerror(err), err);
+}
+
+void ibv_device::length_overflow(size_t len) {
+  fatal("verbs: a work request of %zu bytes (more than a 32-bit length holds) was posted", len);
 }
 
 void ibv_device::poll_failed(int rc) {

@@ -64,8 +64,12 @@ class ibv_device final {
   const char* provider_name() const { return provider_.c_str(); }
   size_t max_inject() const { return max_inline_; }
   size_t rx_queue_size() const { return plan_.srq_depth; }
+  // The most one work request moves (mr_attr.hpp); the core splits RDMA
+  // transfers into pieces no longer than this.
+  size_t max_message_size() const { return max_msg_size_; }
 
-  // Remote access only where asked for; a failure returns an empty mr.
+  // Remote access only where asked for, no write access for a source (see
+  // mr_attr.hpp); a failure returns an empty mr.
   net::mr register_memory(void* addr, size_t len, net::mr_access access);
   void deregister_memory(net::mr& m);
 
@@ -194,6 +198,9 @@ class ibv_device final {
   };
 
   static ibv_sge make_sge(const void* buf, size_t len, void* desc) {
+    // The core never posts more than max_message_size(): a longer length
+    // would be cut to its low 32 bits, so it is a bug, never sent.
+    if (__builtin_expect(len > UINT32_MAX, 0)) length_overflow(len);
     ibv_sge sge;
     sge.addr = reinterpret_cast<uint64_t>(buf);
     sge.length = static_cast<uint32_t>(len);
@@ -230,6 +237,7 @@ class ibv_device final {
   // Cold paths (ibv.cpp).
   status on_post_error(peer& p, int rc, const char* what);
   [[noreturn]] void poll_failed(int rc);
+  [[noreturn]] static void length_overflow(size_t len);
   int on_failed_wc(const ibv_wc& w, completion* out);
   void repost_slot(uint32_t slot);
   void free_slot(uint32_t slot) {
@@ -253,6 +261,7 @@ class ibv_device final {
   qpn_map qpns_;
   credits send_credits_;
   size_t max_inline_ = 0;
+  size_t max_msg_size_ = 0;
   std::vector<recv_slot> slots_;
   std::vector<uint32_t> free_slots_;  // reserved to slots_.size(): push never allocates
   std::atomic_flag slot_lock_ = ATOMIC_FLAG_INIT;

@@ -78,6 +78,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
   registrations_pin_ = registrations_pin_of(provider_);
   max_inject_ = info_->tx_attr->inject_size;
   rx_size_ = info_->rx_attr->size;
+  max_msg_size_ = info_->ep_attr->max_msg_size;
 
   check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
   check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
@@ -146,8 +147,8 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
               ? (plan.job_token ? "the provider (FI_SOURCE) and the job token"
                                 : "the provider (FI_SOURCE), without a job token (4-byte data)")
               : "the rank the sender claims (the provider has no FI_SOURCE)");
-  LCI_LOG(info, "libfabric device %d on provider %s (inject %zu, rx queue %zu)", group_index,
-          provider_.c_str(), max_inject_, rx_size_);
+  LCI_LOG(info, "libfabric device %d on provider %s (inject %zu, rx queue %zu, max message %zu)",
+          group_index, provider_.c_str(), max_inject_, rx_size_, max_msg_size_);
 }
 
 ofi_device::~ofi_device() {
@@ -168,7 +169,10 @@ ofi_device::~ofi_device() {
 }
 
 net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access access) {
-  uint64_t flags = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
+  // A source is only sent from and written from (no FI_RECV/FI_READ: a
+  // provider that pins may then register read-only memory).
+  uint64_t flags = FI_SEND | FI_WRITE;
+  if (access != net::mr_access::source) flags |= FI_RECV | FI_READ;
   if (access == net::mr_access::remote) flags |= FI_REMOTE_READ | FI_REMOTE_WRITE;
   // Where the application chooses keys, random ones: a peer (or a process
   // outside the job) cannot guess a key it was not sent.

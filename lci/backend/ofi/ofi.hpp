@@ -55,6 +55,8 @@ class ofi_device final {
   const char* provider_name() const { return provider_.c_str(); }
   size_t max_inject() const { return max_inject_; }
   size_t rx_queue_size() const { return rx_size_; }
+  // The provider's ep_attr->max_msg_size: the most one send or RDMA moves.
+  size_t max_message_size() const { return max_msg_size_; }
 
   net::mr register_memory(void* addr, size_t len, net::mr_access access);
   void deregister_memory(net::mr& m);
@@ -205,6 +207,7 @@ class ofi_device final {
   size_t mr_key_size_ = 8;
   size_t max_inject_ = 0;
   size_t rx_size_ = 0;
+  size_t max_msg_size_ = 0;
   bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false, mr_virt_addr_ = false;
   bool registrations_pin_ = true;
   std::string provider_;
