@@ -680,7 +680,7 @@ class job {
     auto field = [&](const char* k) { return f.find(k); };
     const std::string* cmd = field("cmd");
     if (cmd == nullptr) {
-      protocol_error(r, "sent an unsupported PMI line '" + line.substr(0, 200) + "'");
+      protocol_error(r, "sent an unsupported PMI line '" + bootstrap::pmi1_wire::printable(line.substr(0, 200)) + "'");
       return;
     }
     rank_state& rs = ranks_[r];
@@ -757,7 +757,7 @@ class job {
       raise_status(code > 0 && code < 256 ? static_cast<int>(code) : 1);
       terminate();
     } else {
-      protocol_error(r, "sent the unsupported PMI command '" + cmd->substr(0, 100) + "'");
+      protocol_error(r, "sent the unsupported PMI command '" + bootstrap::pmi1_wire::printable(cmd->substr(0, 100)) + "'");
     }
   }
 

@@ -80,6 +80,16 @@ inline std::string percent_encode(const std::string& message) {
   return out;
 }
 
+// A character as lcrun prints text from a rank: control characters become
+// spaces, so the text is one line and cannot drive a terminal.
+inline char printable_char(char c) {
+  return static_cast<unsigned char>(c) < ' ' || c == '\x7f' ? ' ' : c;
+}
+inline std::string printable(std::string s) {
+  for (char& c : s) c = printable_char(c);
+  return s;
+}
+
 // Undoes percent_encode, for printing: a '%' not followed by two hex digits
 // stays as it is, and a control character, decoded or sent raw, becomes a
 // space, so that a message prints as one line and cannot drive a terminal.
@@ -90,16 +100,13 @@ inline std::string percent_decode(const std::string& s) {
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   };
-  auto shown = [](char c) {
-    return static_cast<unsigned char>(c) < ' ' || c == '\x7f' ? ' ' : c;
-  };
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += shown(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+      out += printable_char(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
       i += 2;
     } else {
-      out += shown(s[i]);
+      out += printable_char(s[i]);
     }
   }
   return out;
