@@ -73,6 +73,7 @@ enum class completion_kind : uint8_t {
   rma_done,      // a posted RDMA write or read finished locally
   remote_write,  // a peer's RDMA write with immediate data landed here
   failed,        // a posted operation failed (ctx and error set)
+  recv_failed,   // a message too long for the posted receive buffer ctx (now free)
 };
 
 struct completion {

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "lci.h"
+#include "lci/comp/registry.hpp"
 
 namespace lci {
 
@@ -22,7 +23,8 @@ struct comp_base {
   uint32_t magic = comp_magic;
   LCI_comp_type_t type;  // LCI_COMPLETION_QUEUE, _SYNC or _HANDLER
 
-  explicit comp_base(LCI_comp_type_t t) noexcept : type(t) {}
+  // Registered while alive (registry.hpp), for handles that arrive in messages.
+  explicit comp_base(LCI_comp_type_t t) : type(t) { comp_registry::add(this); }
   comp_base(const comp_base&) = delete;
   comp_base& operator=(const comp_base&) = delete;
 
@@ -30,7 +32,10 @@ struct comp_base {
   // Protected and non-virtual: an object is destroyed through its own type
   // (the owner switches on `type`), never through a comp_base pointer.
   // The volatile store survives dead-store elimination at end of lifetime.
-  ~comp_base() { *static_cast<volatile uint32_t*>(&magic) = 0; }
+  ~comp_base() {
+    comp_registry::remove(this);
+    *static_cast<volatile uint32_t*>(&magic) = 0;
+  }
 };
 
 inline comp_base* to_comp(LCI_comp_t comp) noexcept {

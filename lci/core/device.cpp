@@ -315,20 +315,26 @@ void deliver(device& d, packet* p, const net::completion& c) {
   }
 }
 
+// Posts a fresh receive packet for one that a message consumed.
+void replace_receive(device& d) {
+  if (packet* fresh = d.get_packet())
+    d.post_recv_packet(fresh);
+  else
+    d.recv_deficit.fetch_add(1, std::memory_order_relaxed);
+}
+
 // A message arrived in packet p: match it (two-sided) or act on it
 // (one-sided, control), then keep the receive queue full.
 void on_arrival(device& d, packet* p, const net::completion& c) {
   LCI_PROF_INC(d, received);
   if (const char* bad = invalid_field(c.imm, c.src_rank, c.length, p->payload(), d.recv_size);
       __builtin_expect(bad != nullptr, 0)) {
-    drop_message(d, p, "message", bad, c.src_rank);
+    // A negative source is the transport's verdict (its first check fails).
+    drop_message(d, p, "message", c.src_rank < 0 ? source_problem(c.src_rank) : bad, c.src_rank);
   } else {
     deliver(d, p, c);
   }
-  if (packet* fresh = d.get_packet())
-    d.post_recv_packet(fresh);
-  else
-    d.recv_deficit.fetch_add(1, std::memory_order_relaxed);
+  replace_receive(d);
 }
 
 void on_send_done(device& d, packet* p) {
@@ -374,6 +380,12 @@ bool device::progress() {
           break;
         }
         on_write_imm(*this, imm_rdv_id(c.imm), c.src_rank);
+        break;
+      case net::completion_kind::recv_failed:
+        // Longer than a receive buffer: nothing of it is used.
+        drop_message(*this, static_cast<packet*>(c.ctx), "message",
+                     "length (longer than a receive buffer)", net::unknown_source);
+        replace_receive(*this);
         break;
       case net::completion_kind::failed:
         if (owns_packet(c.ctx))

@@ -25,6 +25,7 @@
 #include "lci/match/match_table.hpp"
 #include "lci/mem/packet_pool.hpp"
 #include "lci/mem/reg_cache.hpp"
+#include "lci/mem/segment_table.hpp"
 
 namespace lci {
 
@@ -134,6 +135,7 @@ struct device {
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size)
   size_t recv_size = 0;              // bytes of each posted receive
   rdv_table rdv;
+  segment_table segments;            // the program's registered segments
 
   // ---- contended, each on its own cache line ----------------------------
   alignas(64) spin_try_lock progress_lock;

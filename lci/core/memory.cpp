@@ -32,12 +32,16 @@ LCI_segment_t segment_register(device& d, void* address, size_t length) {
   seg->owner_handle = reinterpret_cast<uint64_t>(seg);
   seg->virt = d.net->uses_virtual_addresses();
   debug::track(seg, debug::handle_kind::segment);
+  d.segments.add(seg->base, length, seg->owner_handle);
   return seg;
 }
 
 void segment_deregister(LCI_segment_t seg) {
   debug::untrack(seg);
-  if (!seg->remote) seg->dev->net->deregister_memory(seg->mr);
+  if (!seg->remote) {
+    seg->dev->segments.remove(seg->base, seg->owner_handle);
+    seg->dev->net->deregister_memory(seg->mr);
+  }
   seg->magic = 0;
   delete seg;
 }

@@ -4,22 +4,31 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lci/comp/registry.hpp"
 #include "lci/comp/signal.hpp"
 #include "lci/core/log.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_hooks.hpp"
 #include "lci/core/two_sided.hpp"
+#include "lci/core/validate.hpp"
 
 namespace lci {
 
-namespace {
-
-// The object a target-side completion goes to, or nullptr for none.
-LCI_comp_t target_comp(endpoint* ep, uint64_t handle) {
-  if (ep->msg_comp_type == LCI_COMPLETION_NONE) return nullptr;
-  return handle ? reinterpret_cast<LCI_comp_t>(handle) : ep->default_comp;
+bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out) {
+  *out = nullptr;
+  if (ep->msg_comp_type == LCI_COMPLETION_NONE) return true;
+  if (!handle) {
+    *out = ep->default_comp;
+    return true;
+  }
+  comp_base* c = comp_registry::find(handle);
+  if (!c || c->type != ep->msg_comp_type) return false;
+  *out = c;
+  return true;
 }
+
+namespace {
 
 LCI_request_t target_request(int origin, LCI_tag_t tag, LCI_data_type_t type) {
   return make_request(origin, tag, type, nullptr);
@@ -39,8 +48,16 @@ void on_eager_put(device& d, endpoint* ep, packet* p) {
     length -= trailer_size;
     memcpy(&tr, p->payload() + length, trailer_size);
   }
+  LCI_comp_t comp;
+  if (!target_comp(ep, tr.comp, &comp)) {
+    drop_message(d, p, "one-sided message", "remote completion handle", p->in.src_rank);
+    return;
+  }
+  if (kind == msg_kind::put_to && !d.segments.covers(tr.address, length)) {
+    drop_message(d, p, "put", "target address (not in a registered segment)", p->in.src_rank);
+    return;
+  }
   ep->done.add(p->in.src_rank);
-  LCI_comp_t comp = target_comp(ep, tr.comp);
   LCI_request_t r = target_request(p->in.src_rank, p->in.tag, LCI_MEDIUM);
   switch (kind) {
     case msg_kind::am_short:
@@ -194,6 +211,26 @@ void on_notify(device& d, endpoint* ep, packet* p) {
   notify_payload n;
   memcpy(&n, p->payload(), sizeof(n));
   const int origin = p->in.src_rank;
+  // Every address the message names must lie in memory this process
+  // registered: the segments it reports, and the piggy-back buffer that a
+  // putv writes and a getv reads.
+  const char* bad = nullptr;
+  LCI_comp_t comp;
+  if (!target_comp(ep, n.comp, &comp)) {
+    bad = "remote completion handle";
+  } else if (n.type == LCI_IOVEC) {
+    const auto* b = reinterpret_cast<const notify_buffer*>(p->payload() + sizeof(n));
+    for (uint32_t i = 0; i < n.count && !bad; ++i)
+      if (!d.segments.covers(b[i].address, b[i].length, b[i].segment)) bad = "segment or address";
+    if (!bad && n.length && !d.segments.covers(n.address, n.length))
+      bad = "piggy-back address (not in a registered segment)";
+  } else if (!d.segments.covers(n.address, n.length, n.segment)) {
+    bad = "segment or address";
+  }
+  if (bad) {
+    drop_message(d, p, "put/get notification", bad, origin);
+    return;
+  }
   LCI_request_t r = target_request(origin, p->in.tag, static_cast<LCI_data_type_t>(n.type));
   const char* extra = p->payload() + sizeof(n);
   if (n.type == LCI_IOVEC) {
@@ -225,7 +262,6 @@ void on_notify(device& d, endpoint* ep, packet* p) {
   }
   d.put_packet(p);
   ep->done.add(origin);
-  LCI_comp_t comp = target_comp(ep, n.comp);
   if (comp)
     comp_signal(comp, r);
   else if (n.type == LCI_IOVEC)

@@ -99,6 +99,12 @@ void finish(device& d, rdv_op* op, bool target);
 bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
 // An eager one-sided message (puts, putma..., putm...) arrived.
 void on_eager_put(device& d, endpoint* ep, packet* p);
+// The completion object a target-side completion goes to: the endpoint's
+// default for handle 0, else the live object of the message port's kind
+// that the handle (a remote_completion sent by the origin) names; nullptr
+// for a NONE message port. False when the handle names no such object (the
+// message is dropped).
+bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out);
 // Continues posting an operation's pieces (from the backlog).
 void post_rdma(device& d, rdv_op* op);
 // A gfence announcement arrived (lci/core/fence.cpp).

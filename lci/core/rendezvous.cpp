@@ -491,8 +491,11 @@ void on_rts_alloc(device& d, endpoint* ep, packet* p) {
   op->ep = ep;
   op->rank = p->in.src_rank;
   op->tag = p->in.tag;
-  LCI_comp_t comp = h.comp ? reinterpret_cast<LCI_comp_t>(h.comp) : ep->default_comp;
-  op->comp = ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
+  if (!target_comp(ep, h.comp, &op->comp)) {
+    delete op;
+    drop_message(d, p, "put request", "remote completion handle", p->in.src_rank);
+    return;
+  }
   const accepted a = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), nullptr);
   d.put_packet(p);
   if (a != accepted::yes) {

@@ -78,6 +78,7 @@ void receive_capacities() {
   fill(target.data(), len, seed_of(8, static_cast<uint32_t>(g_me)));
   char remote_piggy[24];
   fill(remote_piggy, sizeof(remote_piggy), seed_of(9, static_cast<uint32_t>(g_me)));
+  registration piggy_registered(remote_piggy, sizeof(remote_piggy));  // the peer's getv reads it
   auto regions = exchange_regions(target.segment(), target.data(), len);
   const auto addrs = allgather_u64(reinterpret_cast<uintptr_t>(remote_piggy));
   LCI_lbuffer_t remote = remote_lbuffer(regions[static_cast<size_t>(g_right)], 0, len);

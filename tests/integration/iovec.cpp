@@ -352,6 +352,7 @@ void run() {
   g_region.reset(new lbuf(mem_kind::lalloc, static_cast<size_t>(cmax) * g_stride));
   g_region_of = exchange_regions(g_region->segment(), g_region->data(), g_region->capacity());
   g_pb.assign(LCI_get_iovec_piggy_back_size(1) + 64, k_sentinel);
+  registration pb_registered(g_pb.data(), g_pb.size());  // putv/getv target piggy-back
   g_pb_of = allgather_u64(reinterpret_cast<uintptr_t>(g_pb.data()));
 
   std::vector<endpoint_under_test> eps;

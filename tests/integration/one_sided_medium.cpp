@@ -176,6 +176,7 @@ void run() {
   g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t m = static_cast<size_t>(LCI_MEDIUM_SIZE);
   g_tbuf.assign(m + 64, k_sentinel);
+  registration tbuf_registered(g_tbuf.data(), g_tbuf.size());  // LCI_putm/putmn target
   g_tbuf_of = allgather_u64(reinterpret_cast<uintptr_t>(g_tbuf.data()));
 
   std::vector<endpoint_under_test> eps;

@@ -411,6 +411,22 @@ inline int harness_finish(const char* name) {
   return 0;
 }
 
+// Memory registered on LCI_UR_DEVICE for as long as the object lives: what
+// a put_to (LCI_putm/putmn) target or a putv/getv piggy-back buffer must be.
+class registration {
+ public:
+  registration(void* address, size_t length) {
+    OK(LCI_memory_register(LCI_UR_DEVICE, address, length, &seg_));
+  }
+  ~registration() { LCI_memory_deregister(&seg_); }
+  registration(const registration&) = delete;
+  registration& operator=(const registration&) = delete;
+  LCI_segment_t segment() const { return seg_; }
+
+ private:
+  LCI_segment_t seg_ = nullptr;
+};
+
 // Long buffers of every kind a test uses. `dynamic` is the receive-only
 // {address == NULL} form; `seg_all` is malloc'ed memory named LCI_SEGMENT_ALL.
 enum class mem_kind { registered, lalloc, lmemalign, seg_all, dynamic };

@@ -30,3 +30,17 @@ foreach(prov shm tcp)
     PASS_REGULAR_EXPRESSION "dropped a malformed [a-zA-Z ]+ from rank 1: bad .*rank 0: header_validation passed.*rank 1: header_validation passed|dropped a malformed [a-zA-Z ]+ from rank 1: bad .*rank 1: header_validation passed.*rank 0: header_validation passed"
     FAIL_REGULAR_EXPRESSION "FAILED|FATAL|Sanitizer|runtime error")
 endforeach()
+
+# A process outside the job (another user id where possible) sends forged
+# messages and RDMA operations to a rank over tcp (outsider.sh).
+add_executable(outsider_job ${CMAKE_CURRENT_LIST_DIR}/outsider_job.cpp)
+target_link_libraries(outsider_job PRIVATE LCI::lci Threads::Threads)
+target_compile_options(outsider_job PRIVATE -Wall -Wextra)
+add_executable(outsider_attacker ${CMAKE_CURRENT_LIST_DIR}/outsider_attacker.cpp)
+target_link_libraries(outsider_attacker PRIVATE Fabric::fabric)
+target_compile_options(outsider_attacker PRIVATE -Wall -Wextra)
+add_test(NAME integration.outsider.tcp COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/outsider.sh
+  $<TARGET_FILE:lcrun> $<TARGET_FILE:outsider_job> $<TARGET_FILE:outsider_attacker>)
+set_tests_properties(integration.outsider.tcp PROPERTIES LABELS "integration;tcp" TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "outsider.sh: passed"
+  FAIL_REGULAR_EXPRESSION "FAILED|FATAL|Sanitizer|runtime error")

@@ -222,8 +222,18 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
     fatal("libfabric: fi_cq_read failed: %s (%zd)", fi_strerror(static_cast<int>(-rc)), rc);
   fi_cq_err_entry err{};
   if (fi_cq_readerr(cq_, &err, 0) != 1) return 0;
-  // A failed receive means a broken endpoint; a failed send or RDMA is
-  // reported to the operation that posted it.
+  // A message longer than the receive buffer (from a broken or hostile
+  // sender) is dropped by the core; any other failed receive means a broken
+  // endpoint. A failed send or RDMA is reported to the operation that posted it.
+  if ((err.flags & FI_RECV) && err.err == FI_ETRUNC && err.op_context) {
+    out->kind = completion_kind::recv_failed;
+    out->ctx = err.op_context;
+    out->error = err.err;
+    out->imm = 0;
+    out->src_rank = net::unknown_source;
+    out->length = 0;
+    return 1;
+  }
   if ((err.flags & FI_RECV) || !err.op_context)
     fatal("libfabric: receive failed: %s (provider: %s)", fi_strerror(err.err),
           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));

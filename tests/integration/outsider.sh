@@ -1,0 +1,77 @@
+#!/bin/sh
+# outsider.sh LCRUN JOB ATTACKER
+#
+# A process outside a running job attacks it over the tcp provider
+# (outsider_job.cpp, outsider_attacker.cpp). Starts JOB on two ranks under
+# LCRUN, reads what rank 0 published (pid, buffer addresses, a completion
+# handle), finds rank 0's listening port the way any local user can
+# (`ss -ltn`, every listening port on the loopback address; the pid is
+# only used to pick the job's when `ss -p` can tell), and runs ATTACKER
+# against it: as uid/gid 65534 (setpriv) when run as root, else as the
+# caller. Then tells the job the attack is over (<dir>/attack_done).
+#
+# Passes (exit 0) when the attacker saw none of its RDMA operations
+# complete and the job passed its checks (every byte of its own traffic,
+# its buffers untouched, messages counted as dropped). Bounded: the job
+# gives up after 150 s, the script waits at most 200 s for it.
+set -u
+lcrun=$1 job=$2 attacker=$3
+dir=$(mktemp -d /tmp/lci-outsider.XXXXXX) || exit 1
+chmod 755 "$dir"
+job_pid=""
+cleanup() {
+  [ -n "$job_pid" ] && kill "$job_pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi \
+  "$lcrun" -n 2 "$job" "$dir" >"$dir/job.log" 2>&1 &
+job_pid=$!
+
+i=0
+while [ ! -s "$dir/victim.info" ]; do
+  i=$((i + 1))
+  if [ $i -gt 300 ] || ! kill -0 "$job_pid" 2>/dev/null; then
+    cat "$dir/job.log"; echo "outsider.sh: the job did not start"; exit 1
+  fi
+  sleep 0.1
+done
+read -r pid secret target handle <"$dir/victim.info"
+
+# Rank 0's listening ports: with -p, ss names the owner (always for root);
+# otherwise every listening port on the loopback address is a candidate.
+ports=$(ss -Hltnp 2>/dev/null | grep "pid=$pid," | awk '{print $4}' | sed 's/.*://' | sort -u)
+[ -n "$ports" ] || ports=$(ss -Hltn 2>/dev/null | awk '$4 ~ /^127\.0\.0\.1:/ {print $4}' | sed 's/.*://')
+[ -n "$ports" ] || { cat "$dir/job.log"; echo "outsider.sh: no listening port found"; exit 1; }
+
+as_other=""
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups "$attacker" >/dev/null 2>&1; [ $? -eq 2 ]; then
+  as_other="setpriv --reuid=65534 --regid=65534 --clear-groups"
+  echo "outsider.sh: the attacker runs as uid 65534"
+else
+  echo "outsider.sh: the attacker runs as uid $(id -u) (no other user id available)"
+fi
+
+status=0
+for port in $ports; do
+  echo "outsider.sh: attacking 127.0.0.1:$port (rank 0, pid $pid)"
+  FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} timeout 120 \
+    $as_other "$attacker" 127.0.0.1 "$port" "$secret" "$target" "$handle" || status=1
+done
+touch "$dir/attack_done"
+
+i=0
+while kill -0 "$job_pid" 2>/dev/null; do
+  i=$((i + 1))
+  [ $i -gt 2000 ] && { echo "outsider.sh: the job did not end"; break; }
+  sleep 0.1
+done
+wait "$job_pid"
+job_status=$?
+job_pid=""
+cat "$dir/job.log"
+[ "$job_status" -eq 0 ] || { echo "outsider.sh: the job failed (status $job_status)"; status=1; }
+[ "$status" -eq 0 ] && echo "outsider.sh: passed"
+exit "$status"
