@@ -82,6 +82,13 @@ class backend_device final {
     return LCI_NET_FORWARD(register_memory(addr, len, a));
   }
   void deregister_memory(mr& m) { LCI_NET_FORWARD(deregister_memory(m)); }
+  // Every rank has connected to every other (see ofi_device::peers_attached).
+  void peers_attached() {
+#ifdef LCI_HAVE_IBV
+    if (kind_ == backend_kind::ibv) return;
+#endif
+    ofi_->peers_attached();
+  }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     return LCI_NET_FORWARD(inject(rank, buf, len, imm));

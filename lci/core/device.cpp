@@ -83,8 +83,10 @@ device::device(int index) : group_index(index) {
           "backend maximum %zu)",
           group_index, rdma_piece, LCI_MAX_SINGLE_MESSAGE_SIZE, backend_max);
   post_initial_receives();
-  // Every rank has its receives posted before anyone sends to this device.
+  // Every rank has its receives posted before anyone sends to this device,
+  // and every rank has connected to this one.
   rt.boot->barrier();
+  net->peers_attached();
 }
 
 std::unique_ptr<reg_cache> device::make_reg_cache(net::mr_access access,

@@ -29,13 +29,27 @@ shm_files_test(NAME hostile.lcrun.np2
   COMMAND --hostile 64 --status 0 -- ${lcrun} -n 2 ${prog} finalize)
 shm_files_test(NAME hostile.singleton COMMAND --hostile 64 --status 0 -- ${prog} finalize)
 # Hydra and Open MPI's mpirun treat a rank that exits without finalizing as
-# a failed job and SIGKILL the ranks still running, whose files then stay
-# (the documented residual case, harmless to later jobs: the names are
-# random). Which rank is still running when the first one exits is a race,
-# so exit without LCI_finalize is tested under lcrun and alone only; under
-# Hydra, the job that must start despite planted files.
+# a failed job and SIGKILL the ranks still running; their exit statuses
+# vary with that race, so only the files are checked there. Each rank
+# unlinks its region's name once every peer has mapped it (end of device
+# set-up), so even a SIGKILL-ed rank leaves nothing.
 if(LCI_MPIEXEC_HYDRA)
+  shm_files_test(NAME exit0.hydra.np2 ENV LCI_PMI=pmi1
+    COMMAND -- ${LCI_MPIEXEC_HYDRA} -n 2 ${prog} exit0)
+  shm_files_test(NAME sigkill.hydra.np3 ENV LCI_PMI=pmi1
+    COMMAND -- ${LCI_MPIEXEC_HYDRA} -n 3 ${prog} kill 1)
   shm_files_test(NAME hostile.hydra.np2 ENV LCI_PMI=pmi1
     COMMAND --hostile 64 --status 0 -- ${LCI_MPIEXEC_HYDRA} -n 2 ${prog} finalize)
-  set_property(TEST integration.shm_files.hostile.hydra.np2 APPEND PROPERTY LABELS hydra)
+  set_property(TEST integration.shm_files.exit0.hydra.np2 integration.shm_files.sigkill.hydra.np3
+    integration.shm_files.hostile.hydra.np2 APPEND PROPERTY LABELS hydra)
+endif()
+if(LCI_HAVE_PMIX AND LCI_MPIRUN_OPENMPI)
+  shm_files_test(NAME exit0.pmix.np2
+    ENV LCI_PMI=pmix OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    COMMAND -- ${LCI_MPIRUN_OPENMPI} --oversubscribe --bind-to none -n 2 ${prog} exit0)
+  shm_files_test(NAME sigkill.pmix.np3
+    ENV LCI_PMI=pmix OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    COMMAND -- ${LCI_MPIRUN_OPENMPI} --oversubscribe --bind-to none -n 3 ${prog} kill 1)
+  set_property(TEST integration.shm_files.exit0.pmix.np2 integration.shm_files.sigkill.pmix.np3
+    APPEND PROPERTY LABELS pmix)
 endif()

@@ -108,10 +108,11 @@ if [ -z "$pids" ]; then
 fi
 [ -n "$hit" ] && echo "shm_files.sh: rank pids$hit had a file of the trap in /dev/shm"
 
-# Leftovers: files the ranks mapped, and files named after their pids.
+# Leftovers: files the ranks mapped, and files named after their pids
+# (libfabric's default names and LCI's).
 left=""
 for f in $(for n in $files; do echo "/dev/shm/$n"; done) \
-         $(for p in $pids; do echo /dev/shm/"$p":*; done); do
+         $(for p in $pids; do echo /dev/shm/"$p":* /dev/shm/lci-"$p"-*; done); do
   [ -e "$f" ] || continue
   case " $left " in *" $f "*) continue ;; esac
   left="$left $f"

@@ -1,6 +1,9 @@
 // libfabric backend: set-up, address exchange, registration, error paths.
 #include "lci/backend/ofi/ofi.hpp"
 
+#include <sys/mman.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -166,6 +169,14 @@ ofi_device::~ofi_device() {
   close(domain_ ? &domain_->fid : nullptr, "domain");
   close(fabric_ ? &fabric_->fid : nullptr, "fabric");
   if (info_) fi_freeinfo(info_);
+}
+
+void ofi_device::peers_attached() {
+  if (shm_file_.empty()) return;
+  if (shm_unlink(shm_file_.c_str()) != 0)
+    LCI_WARN("libfabric: cannot unlink /dev/shm/%s: %s", shm_file_.c_str(), strerror(errno));
+  untrack_shm_file(shm_file_);
+  shm_file_.clear();
 }
 
 net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access access) {

@@ -58,6 +58,13 @@ class ofi_device final {
   // The provider's ep_attr->max_msg_size: the most one send or RDMA moves.
   size_t max_message_size() const { return max_msg_size_; }
 
+  // Called once every rank of the job has inserted every address (after a
+  // barrier that follows the exchange). On shm the provider maps a peer's
+  // region as its address is inserted, so by then every peer has mapped
+  // this rank's region: its /dev/shm name is unlinked, and no file outlives
+  // the process however it ends (SIGKILL, _exit, a launcher's kill).
+  void peers_attached();
+
   net::mr register_memory(void* addr, size_t len, net::mr_access access);
   void deregister_memory(net::mr& m);
 
