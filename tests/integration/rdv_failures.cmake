@@ -44,3 +44,21 @@ add_test(NAME integration.outsider.tcp COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/outs
 set_tests_properties(integration.outsider.tcp PROPERTIES LABELS "integration;tcp" TIMEOUT 300
   PASS_REGULAR_EXPRESSION "outsider.sh: passed"
   FAIL_REGULAR_EXPRESSION "FAILED|FATAL|Sanitizer|runtime error")
+
+# 4 bytes of immediate data, as on verbs;ofi_rxm and efa (forced with
+# LCI_OFI_CQ_DATA_SIZE=4): the sender's rank comes from FI_SOURCE alone and
+# no job token travels. Two-sided, RDMA (writes with immediate data) and
+# iovec traffic must work as with 8 bytes; the info log shows the path taken.
+foreach(prov shm tcp)
+  foreach(prog two_sided one_sided_long iovec)
+    set(args "")
+    if(prog STREQUAL "two_sided")
+      set(args --threads 1)
+    endif()
+    lci_add_launched_test(NAME integration.cq_data4.${prog}.${prov}.np2 TARGET ${prog} NP 2
+      PROVIDER ${prov} ARGS ${args} ENV LCI_OFI_CQ_DATA_SIZE=4 LCI_LOG_LEVEL=info TIMEOUT 300)
+    set_tests_properties(integration.cq_data4.${prog}.${prov}.np2 PROPERTIES
+      PASS_REGULAR_EXPRESSION "without a job token \\(4-byte data\\).*rank [01]: ${prog} passed.*rank [01]: ${prog} passed"
+      FAIL_REGULAR_EXPRESSION "FAILED|FATAL|Sanitizer|runtime error|dropped a malformed")
+  endforeach()
+endforeach()
