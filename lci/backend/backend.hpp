@@ -116,7 +116,9 @@ class backend_device final {
   }
   bool uses_virtual_addresses() const { return LCI_NET_FORWARD(uses_virtual_addresses()); }
   bool registrations_pin() const { return LCI_NET_FORWARD(registrations_pin()); }
-  int poll(completion* out, int max) { return LCI_NET_FORWARD(poll(out, max)); }
+  [[gnu::always_inline]] int poll(completion* out, int max) {
+    return LCI_NET_FORWARD(poll(out, max));
+  }
 
  private:
   const backend_kind kind_;

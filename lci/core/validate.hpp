@@ -25,20 +25,10 @@ void report_dropped(const char* what, const char* field, int rank);
 // The same, and returns the message's packet to d's pool.
 void drop_message(device& d, packet* p, const char* what, const char* field, int rank);
 
-// The first field of an arriving message that is not valid, or nullptr:
-// `len` bytes arrived at `payload` (a receive buffer of `recv_size` bytes)
-// with immediate data `imm` from `src_rank`. Checked: the source rank, the
-// kind, the length against the receive size and each kind's minimum, and
-// the counts inside the payload against the length. (The endpoint index is
-// checked where it is looked up; rendezvous ids where the operation is
-// looked up.) It reads nothing but its arguments, the payload and the
-// LCI_NUM_PROCESSES and LCI_MEDIUM_SIZE globals, so a fuzzer
-// (tests/fuzz/fuzz_wire_header.cpp) drives it without a device.
-inline const char* invalid_field(uint32_t imm, int src_rank, size_t len, const char* payload,
-                                 size_t recv_size) {
-  if (static_cast<uint32_t>(src_rank) >= static_cast<uint32_t>(LCI_NUM_PROCESSES))
-    return "source rank";
-  if (len > recv_size) return "length";
+// The kinds other than two-sided short and medium messages, out of line so
+// that the check of those two stays a few compares in the caller.
+[[gnu::noinline]] inline const char* invalid_field_other(uint32_t imm, size_t len,
+                                                         const char* payload) {
   switch (imm_kind(imm)) {
     // The receiver copies LCI_SHORT_SIZE bytes of a short message whatever
     // its length: a shorter one would hand it stale bytes of the packet.
@@ -104,6 +94,30 @@ inline const char* invalid_field(uint32_t imm, int src_rank, size_t len, const c
       return "control kind";
     default:
       return "kind";
+  }
+}
+
+// The first field of an arriving message that is not valid, or nullptr:
+// `len` bytes arrived at `payload` (a receive buffer of `recv_size` bytes)
+// with immediate data `imm` from `src_rank`. Checked: the source rank, the
+// kind, the length against the receive size and each kind's minimum, and
+// the counts inside the payload against the length. (The endpoint index is
+// checked where it is looked up; rendezvous ids where the operation is
+// looked up.) It reads nothing but its arguments, the payload and the
+// LCI_NUM_PROCESSES and LCI_MEDIUM_SIZE globals, so a fuzzer
+// (tests/fuzz/fuzz_wire_header.cpp) drives it without a device.
+inline const char* invalid_field(uint32_t imm, int src_rank, size_t len, const char* payload,
+                                 size_t recv_size) {
+  if (static_cast<uint32_t>(src_rank) >= static_cast<uint32_t>(LCI_NUM_PROCESSES))
+    return "source rank";
+  if (len > recv_size) return "length";
+  switch (imm_kind(imm)) {
+    case msg_kind::medium:
+      return len <= static_cast<size_t>(LCI_MEDIUM_SIZE) ? nullptr : "length";
+    case msg_kind::short_msg:
+      return len == LCI_SHORT_SIZE ? nullptr : "length (short message)";
+    default:
+      return invalid_field_other(imm, len, payload);
   }
 }
 

@@ -116,6 +116,15 @@ struct attacker {
     return 1;
   }
 
+  // Closes everything open() made, in reverse order.
+  void close() {
+    for (fid* f : {mr ? &mr->fid : nullptr, ep ? &ep->fid : nullptr, av ? &av->fid : nullptr,
+                   cq ? &cq->fid : nullptr, domain ? &domain->fid : nullptr,
+                   fabric ? &fabric->fid : nullptr})
+      if (f) fi_close(f);
+    if (info) fi_freeinfo(info);
+  }
+
   // Posts with `call`, retrying (bounded) while the provider says try again
   // (the connection is being made, the queue is full).
   template <typename Call>
@@ -264,6 +273,7 @@ int main(int argc, char** argv) {
   printf("attacker: %ld messages sent (%ld not accepted by the transport), %ld RDMA "
          "operations: %ld completed, %ld failed, %ld without completion\n",
          messages_sent, message_errors, a.rma, a.rma_completed, a.rma_errors, a.rma_lost);
+  a.close();
   if (a.rma_completed) {
     printf("attacker: FAILED: an RDMA operation with a guessed key completed\n");
     return 1;
