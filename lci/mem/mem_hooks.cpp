@@ -27,10 +27,12 @@ namespace {
 //
 // g_head and every listener's `next` are written only under g_writer and
 // read by the hooks without a lock. Hooks announce themselves in
-// g_readers[shard].count[epoch & 1]; remove() unlinks, flips g_epoch and
-// waits for the counters of the old epoch to drain. All accesses on that
-// path are seq_cst, which is what makes "a hook either is counted before
-// remove() looks, or reads the list after the unlink" true.
+// g_readers[shard].count[epoch & 1] (and re-read the epoch, so that a
+// remove() cannot flip it between their read and their count); remove()
+// unlinks, flips g_epoch and waits for the counters of the old epoch to
+// drain. All accesses on that path are seq_cst, which is what makes "a hook
+// either is counted before remove() looks, or reads the list after the
+// unlink" true.
 constexpr int reader_shards = 16;
 struct alignas(64) reader_shard {
   std::atomic<long> count[2];
@@ -109,8 +111,17 @@ void invalidate(void* addr, size_t len) noexcept {
   if (len == 0 || g_head.load(std::memory_order_relaxed) == nullptr) return;
   const int saved_errno = errno;
   reader_shard& r = g_readers[pick_shard()];
-  const unsigned e = g_epoch.load(std::memory_order_seq_cst) & 1;
-  r.count[e].fetch_add(1, std::memory_order_seq_cst);
+  // Counted in the current epoch's counter, and the epoch still the same
+  // afterwards: a remove() that flipped it in between (and so may not have
+  // waited for this counter) makes the hook count itself again.
+  unsigned epoch, e;
+  for (;;) {
+    epoch = g_epoch.load(std::memory_order_seq_cst);
+    e = epoch & 1;
+    r.count[e].fetch_add(1, std::memory_order_seq_cst);
+    if (g_epoch.load(std::memory_order_seq_cst) == epoch) break;
+    r.count[e].fetch_sub(1, std::memory_order_seq_cst);
+  }
   const auto a = reinterpret_cast<uintptr_t>(addr);
   for (listener* l = g_head.load(std::memory_order_seq_cst); l != nullptr;
        l = l->next.load(std::memory_order_seq_cst))
