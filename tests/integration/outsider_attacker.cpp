@@ -24,6 +24,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <sys/uio.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -66,6 +68,7 @@ struct attacker {
   std::vector<char> buf = std::vector<char>(size_t(128) << 10, 'X');
   void* desc = nullptr;
   long sends = 0, send_errors = 0, rma = 0, rma_completed = 0, rma_errors = 0, rma_lost = 0;
+  long stray = 0;  // completions of operations already given up on
 
   void open(const char* ip, int port) {
     fi_info* hints = fi_allocinfo();
@@ -99,18 +102,27 @@ struct attacker {
     if (fi_av_insert(av, &sin, 1, &victim, 0, nullptr) != 1) die("fi_av_insert", -FI_EINVAL);
   }
 
-  // Waits (bounded) for one completion; returns its error (0: success), or
-  // 1 if none came.
-  int wait_one(double seconds) {
+  // Each operation's context is its own sequence number, so that a
+  // completion is matched to the operation it belongs to.
+  uintptr_t seq = 0;
+  void* next_context() { return reinterpret_cast<void*>(++seq); }
+
+  // Waits (bounded) for the completion of the operation with context `ctx`;
+  // returns its error (0: success), or 1 if none came. Completions of
+  // other (earlier) operations are skipped.
+  int wait_for(void* ctx, double seconds) {
     const double end = now_s() + seconds;
     fi_cq_data_entry e;
     while (now_s() < end) {
       ssize_t n = fi_cq_read(cq, &e, 1);
-      if (n == 1) return 0;
-      if (n == -FI_EAVAIL) {
+      if (n == 1) {
+        if (e.op_context == ctx) return 0;
+        ++stray;
+      } else if (n == -FI_EAVAIL) {
         fi_cq_err_entry err{};
-        fi_cq_readerr(cq, &err, 0);
-        return err.err ? err.err : -1;
+        if (fi_cq_readerr(cq, &err, 0) != 1) continue;
+        if (err.op_context == ctx) return err.err ? err.err : -1;
+        ++stray;
       }
     }
     return 1;
@@ -133,7 +145,10 @@ struct attacker {
     ssize_t rc;
     while ((rc = call()) == -FI_EAGAIN && now_s() < end) {
       fi_cq_data_entry e;
-      fi_cq_read(cq, &e, 1);
+      if (fi_cq_read(cq, &e, 1) == -FI_EAVAIL) {
+        fi_cq_err_entry err{};
+        fi_cq_readerr(cq, &err, 0);
+      }
     }
     return rc;
   }
@@ -143,33 +158,53 @@ struct attacker {
     if (len > buf.size()) len = buf.size();
     if (data != buf.data()) memcpy(buf.data(), data, len);
     const uint64_t cq_data = static_cast<uint64_t>(high) << 32 | header;
+    void* ctx = next_context();
     const ssize_t rc = post([&] {
-      return fi_senddata(ep, buf.data(), len, desc, cq_data, victim, nullptr);
+      return fi_senddata(ep, buf.data(), len, desc, cq_data, victim, ctx);
     });
     ++sends;
     if (rc) {
       ++send_errors;
       return;
     }
-    if (wait_one(5) != 0) ++send_errors;
+    if (wait_for(ctx, 5) != 0) ++send_errors;
   }
 
   // One RDMA read or write with a guessed key; counts how it ended.
   void try_rma(int what, uint64_t address, uint64_t key) {
+    void* ctx = next_context();
     const ssize_t rc = post([&] {
-      if (what == 0) return fi_read(ep, buf.data(), 64, desc, victim, address, key, nullptr);
-      if (what == 1) return fi_write(ep, buf.data(), 64, desc, victim, address, key, nullptr);
-      return fi_writedata(ep, buf.data(), 64, desc, imm(k_write_imm, 0, 1), victim, address, key,
-                          nullptr);
+      if (what == 0) return fi_read(ep, buf.data(), 64, desc, victim, address, key, ctx);
+      // Writes complete only once the target has processed them
+      // (FI_DELIVERY_COMPLETE): a plain write may complete as soon as its
+      // bytes left, before the target refused the key.
+      iovec iov{buf.data(), 64};
+      fi_rma_iov rma{address, 64, key};
+      fi_msg_rma msg{};
+      msg.msg_iov = &iov;
+      msg.desc = &desc;
+      msg.iov_count = 1;
+      msg.addr = victim;
+      msg.rma_iov = &rma;
+      msg.rma_iov_count = 1;
+      msg.context = ctx;
+      msg.data = imm(k_write_imm, 0, 1);
+      return fi_writemsg(ep, &msg,
+                         FI_COMPLETION | FI_DELIVERY_COMPLETE | (what == 2 ? FI_REMOTE_CQ_DATA : 0));
     });
     ++rma;
     if (rc) {
       ++rma_errors;
       return;
     }
-    const int r = wait_one(5);
-    if (r == 0)
+    const int r = wait_for(ctx, 5);
+    if (r == 0) {
       ++rma_completed;
+      printf("attacker: %s of 64 bytes at %#llx with key %#llx completed (first bytes read: %.8s)\n",
+             what == 0 ? "read" : what == 1 ? "write" : "writedata",
+             static_cast<unsigned long long>(address), static_cast<unsigned long long>(key),
+             what == 0 ? buf.data() : "-");
+    }
     else if (r == 1)
       ++rma_lost;
     else
@@ -271,8 +306,8 @@ int main(int argc, char** argv) {
       for (int what = 0; what < 3; ++what) a.try_rma(what, address, key);
 
   printf("attacker: %ld messages sent (%ld not accepted by the transport), %ld RDMA "
-         "operations: %ld completed, %ld failed, %ld without completion\n",
-         messages_sent, message_errors, a.rma, a.rma_completed, a.rma_errors, a.rma_lost);
+         "operations: %ld completed, %ld failed, %ld without completion (%ld late completions)\n",
+         messages_sent, message_errors, a.rma, a.rma_completed, a.rma_errors, a.rma_lost, a.stray);
   a.close();
   if (a.rma_completed) {
     printf("attacker: FAILED: an RDMA operation with a guessed key completed\n");
