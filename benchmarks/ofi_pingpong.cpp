@@ -17,14 +17,7 @@
 // that they do not move the provider onto another path.
 //
 // Run with exactly two ranks: lcrun -n 2 ofi_pingpong [--csv].
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
-
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +28,7 @@
 
 #include "common.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "ofi_common.hpp"
 
 namespace {
 
@@ -45,131 +39,32 @@ bool g_rate_backoff = std::getenv("OFI_RATE_BACKOFF") != nullptr;
 // measurement (see bench::timed_loop).
 constexpr uint32_t stop_bit = 1u << 31;
 
-[[noreturn]] void fail(const char* fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  if (g_boot) g_boot->abort(1, std::string("ofi_pingpong: ") + msg);
-  std::fprintf(stderr, "ofi_pingpong: %s\n", msg);
-  std::exit(1);
-}
+using ofi_bench::check;
+using ofi_bench::fail;
 
-void check(int rc, const char* what) {
-  if (rc) fail("%s failed: %s (%d)", what, fi_strerror(-rc), rc);
-}
-
-std::string to_hex(const void* data, size_t len) { return lci::bootstrap::encode_hex(data, len); }
-
-std::vector<unsigned char> from_hex(const std::string& s) {
-  std::vector<unsigned char> out;
-  if (!lci::bootstrap::decode_hex(s, &out)) fail("malformed peer address '%s'", s.c_str());
-  return out;
-}
-
-// One RDM endpoint with its buffers. Objects are created in the order
-// fabric, domain, cq, av, endpoint, memory registration and closed in
-// reverse by the destructor. Single-threaded: one thread posts and polls.
-//
-// Buffers live in one registered slab: the send buffer, then `nrecv`
-// receive buffers of `buf_size` bytes each. A posted receive's context is
-// its buffer address; a send's context is `&send_ctx_`.
-class rdm_endpoint {
+// One RDM endpoint (ofi_bench::rdm_base) with its buffers, registered
+// once: the send buffer, then `nrecv` receive buffers of `buf_size` bytes
+// each, in one slab. A posted receive's context is its buffer address; a
+// send's context is `&send_ctx_`. Single-threaded: one thread posts and
+// polls.
+class rdm_endpoint : public ofi_bench::rdm_base {
  public:
   rdm_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, size_t want_recvs, bool rma_caps,
                const std::string& kvs_key = "ofi_pingpong")
-      : buf_size_(buf_size) {
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
-    if (rma_caps) hints->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-    hints->mode = 0;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-    hints->domain_attr->threading = FI_THREAD_SAFE;
-    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-    hints->tx_attr->op_flags = 0;
-    int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
-    fi_freeinfo(hints);
-    if (rc || !info_)
-      fail("no provider offers RDM endpoints with FI_MSG (fi_getinfo: %s); check FI_PROVIDER",
-           fi_strerror(-rc));
-    if (info_->domain_attr->cq_data_size < 8)
-      fail("provider %s carries only %zu bytes of immediate data, 8 are needed",
-           info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size);
-    provider_ = info_->fabric_attr->prov_name;
-    inject_size_ = info_->tx_attr->inject_size;
-    nrecv_ = std::max<size_t>(1, std::min(want_recvs, info_->rx_attr->size));
-    const uint64_t mr_mode = info_->domain_attr->mr_mode;
+      : rdm_base(boot.size(), rma_caps),
+        buf_size_(buf_size),
+        nrecv_(std::max<size_t>(1, std::min(want_recvs, rx_size()))),
+        inject_size_(inject_size()) {
+    const size_t slab_bytes = buf_size_ * (nrecv_ + 1);
+    slab_ = static_cast<char*>(allocate(slab_bytes));
+    desc_ = fi_mr_desc(register_buffer(slab_, slab_bytes, FI_SEND | FI_RECV, 1));
+    exchange_addresses(boot, kvs_key);
 
-    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
-    check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_DATA;
-    cq_attr.wait_obj = FI_WAIT_NONE;
-    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
-    fi_av_attr av_attr{};
-    av_attr.type = FI_AV_TABLE;
-    av_attr.count = static_cast<size_t>(boot.size());
-    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
-    check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
-    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
-    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
-    check(fi_enable(ep_), "fi_enable");
-
-    // Buffers: registered once, whatever the provider's mr_mode asks for.
-    slab_bytes_ = buf_size_ * (nrecv_ + 1);
-    slab_ = static_cast<char*>(std::aligned_alloc(4096, (slab_bytes_ + 4095) / 4096 * 4096));
-    if (!slab_) fail("cannot allocate %zu bytes of buffers", slab_bytes_);
-    std::memset(slab_, 0, slab_bytes_);
-    const uint64_t key = (mr_mode & FI_MR_PROV_KEY) ? 0 : 1;
-    check(fi_mr_reg(domain_, slab_, slab_bytes_, FI_SEND | FI_RECV, 0, key, 0, &mr_, nullptr),
-          "fi_mr_reg");
-    if (mr_mode & FI_MR_ENDPOINT) {
-      check(fi_mr_bind(mr_, &ep_->fid, 0), "fi_mr_bind");
-      check(fi_mr_enable(mr_), "fi_mr_enable");
-    }
-    desc_ = fi_mr_desc(mr_);
-
-    // Address exchange: fi_addr r is rank r.
-    char name[256];
-    size_t namelen = sizeof(name);
-    check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
-    boot.put(kvs_key, to_hex(name, namelen));
-    boot.fence();
-    addrs_.resize(static_cast<size_t>(boot.size()));
-    for (int r = 0; r < boot.size(); ++r) {
-      std::vector<unsigned char> a = from_hex(boot.get(r, kvs_key));
-      if (fi_av_insert(av_, a.data(), 1, &addrs_[static_cast<size_t>(r)], 0, nullptr) != 1)
-        fail("fi_av_insert of rank %d's address failed", r);
-    }
-    rank_bits_ = static_cast<uint64_t>(static_cast<uint32_t>(boot.rank())) << 32;
-
-    for (size_t i = 0; i < nrecv_; ++i) post_recv(recv_buffer(i));
+    for (size_t i = 0; i < nrecv_; ++i) post_recv(recv_buffer(i), buf_size_, desc_);
     // Every receive is posted before any peer sends.
     boot.barrier();
   }
 
-  ~rdm_endpoint() {
-    auto close = [](fid* f, const char* what) {
-      if (f && fi_close(f) != 0)
-        std::fprintf(stderr, "ofi_pingpong: closing the %s failed\n", what);
-    };
-    close(ep_ ? &ep_->fid : nullptr, "endpoint");
-    close(mr_ ? &mr_->fid : nullptr, "memory registration");
-    close(av_ ? &av_->fid : nullptr, "address vector");
-    close(cq_ ? &cq_->fid : nullptr, "completion queue");
-    close(domain_ ? &domain_->fid : nullptr, "domain");
-    close(fabric_ ? &fabric_->fid : nullptr, "fabric");
-    std::free(slab_);
-    if (info_) fi_freeinfo(info_);
-  }
-  rdm_endpoint(const rdm_endpoint&) = delete;
-  rdm_endpoint& operator=(const rdm_endpoint&) = delete;
-
-  const std::string& provider() const { return provider_; }
-  size_t inject_size() const { return inject_size_; }
   size_t posted_recvs() const { return nrecv_; }
   uint64_t recvs_done() const { return recvs_done_; }
   // True (once) if a message with stop_bit arrived since the last call.
@@ -183,31 +78,18 @@ class rdm_endpoint {
   // data (rank in the upper half, like LCI). Retries while the provider is
   // out of resources, progressing meanwhile.
   void send(int rank, size_t len, uint32_t header, double timeout_s) {
-    const uint64_t data = rank_bits_ | header;
-    const fi_addr_t dest = addrs_[static_cast<size_t>(rank)];
+    const uint64_t data = rank_bits() | header;
+    const fi_addr_t dest = addr(rank);
     if (len <= inject_size_) {
-      bench::spin_until(
-          [&] {
-            ssize_t rc = fi_injectdata(ep_, slab_, len, data, dest);
-            if (rc == 0) return true;
-            if (rc != -FI_EAGAIN) fail("fi_injectdata: %s", fi_strerror(static_cast<int>(-rc)));
-            poll();
-            return false;
-          },
-          timeout_s, "fi_injectdata to accept a message");
+      ofi_bench::post_until_accepted([&] { return fi_injectdata(ep_, slab_, len, data, dest); },
+                                     [&] { poll(); }, "fi_injectdata", timeout_s);
       return;
     }
     // The buffer is about to be reused: its previous send must be done.
     wait_sends_done(timeout_s);
-    bench::spin_until(
-        [&] {
-          ssize_t rc = fi_senddata(ep_, slab_, len, desc_, data, dest, &send_ctx_);
-          if (rc == 0) return true;
-          if (rc != -FI_EAGAIN) fail("fi_senddata: %s", fi_strerror(static_cast<int>(-rc)));
-          poll();
-          return false;
-        },
-        timeout_s, "fi_senddata to accept a message");
+    ofi_bench::post_until_accepted(
+        [&] { return fi_senddata(ep_, slab_, len, desc_, data, dest, &send_ctx_); },
+        [&] { poll(); }, "fi_senddata", timeout_s);
     ++sends_pending_;
   }
 
@@ -234,16 +116,13 @@ class rdm_endpoint {
   void poll() {
     constexpr int batch = 16;
     fi_cq_data_entry entries[batch];
-    ssize_t n = fi_cq_read(cq_, entries, batch);
-    if (n <= 0) {
-      if (n == 0 || n == -FI_EAGAIN) {
-        if (idle_backoff_) {
-          for (unsigned i = 0; i < idle_pauses_; ++i) bench::cpu_pause();
-          idle_pauses_ = idle_pauses_ ? std::min(idle_pauses_ * 4, 256u) : 64;
-        }
-        return;
+    const ssize_t n = read_cq(entries, batch);
+    if (n == 0) {
+      if (idle_backoff_) {
+        for (unsigned i = 0; i < idle_pauses_; ++i) bench::cpu_pause();
+        idle_pauses_ = idle_pauses_ ? std::min(idle_pauses_ * 4, 256u) : 64;
       }
-      on_cq_error(n);
+      return;
     }
     idle_pauses_ = 0;
     for (ssize_t i = 0; i < n; ++i) {
@@ -253,53 +132,21 @@ class rdm_endpoint {
       } else {
         ++recvs_done_;
         if (entries[i].data & stop_bit) stop_seen_ = true;
-        post_recv(static_cast<char*>(ctx));
+        post_recv(ctx, buf_size_, desc_);
       }
     }
   }
 
  private:
-  bool idle_backoff_ = false;
-  unsigned idle_pauses_ = 0;
   char* recv_buffer(size_t i) { return slab_ + buf_size_ * (i + 1); }
 
-  void post_recv(char* buf) {
-    // A refused re-post is retried at once: with one receive consumed per
-    // completion, the queue always has room for it.
-    for (int tries = 0; tries < 1000000; ++tries) {
-      ssize_t rc = fi_recv(ep_, buf, buf_size_, desc_, FI_ADDR_UNSPEC, buf);
-      if (rc == 0) return;
-      if (rc != -FI_EAGAIN) fail("fi_recv: %s", fi_strerror(static_cast<int>(-rc)));
-    }
-    fail("fi_recv kept returning FI_EAGAIN");
-  }
-
-  [[noreturn]] void on_cq_error(ssize_t rc) {
-    if (rc == -FI_EAVAIL) {
-      fi_cq_err_entry err{};
-      fi_cq_readerr(cq_, &err, 0);
-      fail("operation failed: %s (%s)", fi_strerror(err.err),
-           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
-    }
-    fail("fi_cq_read: %s", fi_strerror(static_cast<int>(-rc)));
-  }
-
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_av* av_ = nullptr;
-  fid_ep* ep_ = nullptr;
-  fid_mr* mr_ = nullptr;
+  bool idle_backoff_ = false;
+  unsigned idle_pauses_ = 0;
   void* desc_ = nullptr;
   char* slab_ = nullptr;
-  size_t slab_bytes_ = 0;
   size_t buf_size_;
-  size_t nrecv_ = 0;
-  size_t inject_size_ = 0;
-  std::vector<fi_addr_t> addrs_;
-  uint64_t rank_bits_ = 0;
-  std::string provider_;
+  size_t nrecv_;
+  size_t inject_size_;
   char send_ctx_ = 0;  // its address marks send completions
   uint64_t recvs_done_ = 0;
   long sends_pending_ = 0;
@@ -473,6 +320,7 @@ int run_thread_rates(lci::bootstrap::bootstrap& boot, const std::vector<int>& th
 }  // namespace
 
 int main(int argc, char** argv) {
+  ofi_bench::set_program("ofi_pingpong");
   bench::options opt;
   long rate_windows = 2000;
   size_t medium_size = 12224;
@@ -507,6 +355,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<lci::bootstrap::bootstrap> boot = lci::bootstrap::open();
   g_boot = boot.get();
+  ofi_bench::set_bootstrap(g_boot);
   const int rank = boot->rank();
   if (boot->size() != 2)
     fail("needs exactly 2 ranks (run: lcrun -n 2 ofi_pingpong), got %d", boot->size());

@@ -29,15 +29,9 @@
 // sends after writes). Every measurement checks the target buffer afterwards.
 //
 // Run with exactly two ranks: lcrun -n 2 ofi_rma_bw [--csv].
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +41,7 @@
 
 #include "common.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "ofi_common.hpp"
 
 namespace {
 
@@ -56,28 +51,7 @@ lci::bootstrap::bootstrap* g_boot = nullptr;
 // a measurement (see bench::timed_loop).
 constexpr uint64_t stop_bit = 1u << 31;
 
-[[noreturn]] void fail(const char* fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  if (g_boot) g_boot->abort(1, std::string("ofi_rma_bw: ") + msg);
-  std::fprintf(stderr, "ofi_rma_bw: %s\n", msg);
-  std::exit(1);
-}
-
-void check(int rc, const char* what) {
-  if (rc) fail("%s failed: %s (%d)", what, fi_strerror(-rc), rc);
-}
-
-std::string to_hex(const void* data, size_t len) { return lci::bootstrap::encode_hex(data, len); }
-
-std::vector<unsigned char> from_hex(const std::string& s) {
-  std::vector<unsigned char> out;
-  if (!lci::bootstrap::decode_hex(s, &out)) fail("malformed bootstrap value '%s'", s.c_str());
-  return out;
-}
+using ofi_bench::fail;
 
 // The byte at offset i of rank r's source buffer.
 inline unsigned char pattern(int rank, size_t i) {
@@ -98,118 +72,42 @@ struct remote_buffer {
   uint64_t key;
 };
 
-// One RDM endpoint, its two long buffers and a few small control buffers.
-// Objects are created in the order fabric, domain, cq, av, endpoint,
-// registrations and closed in reverse by the destructor. One thread posts
-// and polls.
+// One RDM endpoint (ofi_bench::rdm_base with the RMA capabilities), its
+// two long buffers (source and target, registered once) and a few small
+// control buffers. One thread posts and polls.
 //
-// Completion contexts: a write's is &write_ctx_, a small send's &send_ctx_,
-// a posted receive's is its buffer; incoming writedata completions have
-// FI_REMOTE_WRITE set.
-class rma_endpoint {
+// Completion contexts: a write's is &write_ctx_, a posted receive's is its
+// buffer; incoming writedata completions have FI_REMOTE_WRITE set.
+class rma_endpoint : public ofi_bench::rdm_base {
  public:
   rma_endpoint(lci::bootstrap::bootstrap& boot, size_t buf_size, bool delivery_complete)
-      : buf_size_(buf_size), delivery_(delivery_complete) {
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-    hints->mode = 0;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-    hints->domain_attr->threading = FI_THREAD_SAFE;
-    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-    hints->tx_attr->op_flags = 0;
-    int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
-    fi_freeinfo(hints);
-    if (rc || !info_)
-      fail(
-          "no provider offers RDM endpoints with FI_MSG and FI_RMA (fi_getinfo: %s); check "
-          "FI_PROVIDER",
-          fi_strerror(-rc));
-    if (info_->domain_attr->cq_data_size < 8)
-      fail("provider %s carries only %zu bytes of immediate data, 8 are needed",
-           info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size);
-    provider_ = info_->fabric_attr->prov_name;
-    uint64_t mr_mode = info_->domain_attr->mr_mode;
-    if (mr_mode == FI_MR_BASIC) mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-    prov_key_ = mr_mode & FI_MR_PROV_KEY;
-    mr_endpoint_ = mr_mode & FI_MR_ENDPOINT;
-    virt_addr_ = mr_mode & FI_MR_VIRT_ADDR;
-
-    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
-    check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_DATA;
-    cq_attr.wait_obj = FI_WAIT_NONE;
-    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
-    fi_av_attr av_attr{};
-    av_attr.type = FI_AV_TABLE;
-    av_attr.count = static_cast<size_t>(boot.size());
-    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
-    check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
-    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
-    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
-    check(fi_enable(ep_), "fi_enable");
-
+      : rdm_base(boot.size(), true), buf_size_(buf_size), delivery_(delivery_complete) {
     // Page-aligned buffers, touched so that no page fault lands in a timing.
-    const size_t bytes = (buf_size_ + 4095) / 4096 * 4096;
-    src_ = static_cast<unsigned char*>(std::aligned_alloc(4096, bytes));
-    dst_ = static_cast<unsigned char*>(std::aligned_alloc(4096, bytes));
-    ctrl_ = static_cast<unsigned char*>(std::aligned_alloc(slot, ctrl_bytes));
-    if (!src_ || !dst_ || !ctrl_) fail("cannot allocate 2 x %zu bytes of buffers", bytes);
+    src_ = static_cast<unsigned char*>(allocate(buf_size_));
+    dst_ = static_cast<unsigned char*>(allocate(buf_size_));
+    ctrl_ = static_cast<unsigned char*>(allocate(ctrl_bytes));
     for (size_t i = 0; i < buf_size_; ++i) src_[i] = pattern(boot.rank(), i);
-    std::memset(dst_, 0, bytes);
-    std::memset(ctrl_, 0, ctrl_bytes);
+    const size_t bytes = (buf_size_ + 4095) / 4096 * 4096;
     const uint64_t all = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     src_mr_ = register_buffer(src_, bytes, all, 1);
     dst_mr_ = register_buffer(dst_, bytes, all, 2);
     ctrl_mr_ = register_buffer(ctrl_, ctrl_bytes, all, 3);
 
-    // Address and target buffer exchange: fi_addr r is rank r.
-    char name[256];
-    size_t namelen = sizeof(name);
-    check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
-    boot.put("ofi_rma_bw.addr", to_hex(name, namelen));
-    remote_buffer mine{virt_addr_ ? reinterpret_cast<uint64_t>(dst_) : 0, fi_mr_key(dst_mr_)};
-    boot.put("ofi_rma_bw.dst", to_hex(&mine, sizeof(mine)));
-    boot.fence();
-    addrs_.resize(static_cast<size_t>(boot.size()));
+    // Target buffer and address exchange: fi_addr r is rank r.
+    remote_buffer mine{virt_addr() ? reinterpret_cast<uint64_t>(dst_) : 0, fi_mr_key(dst_mr_)};
+    boot.put("ofi_rma_bw.dst", ofi_bench::to_hex(&mine, sizeof(mine)));
+    exchange_addresses(boot, "ofi_rma_bw.addr");
     remotes_.resize(static_cast<size_t>(boot.size()));
     for (int r = 0; r < boot.size(); ++r) {
-      std::vector<unsigned char> a = from_hex(boot.get(r, "ofi_rma_bw.addr"));
-      if (fi_av_insert(av_, a.data(), 1, &addrs_[static_cast<size_t>(r)], 0, nullptr) != 1)
-        fail("fi_av_insert of rank %d's address failed", r);
-      std::vector<unsigned char> b = from_hex(boot.get(r, "ofi_rma_bw.dst"));
+      std::vector<unsigned char> b = ofi_bench::from_hex(boot.get(r, "ofi_rma_bw.dst"));
       if (b.size() != sizeof(remote_buffer)) fail("rank %d sent a malformed buffer key", r);
       std::memcpy(&remotes_[static_cast<size_t>(r)], b.data(), sizeof(remote_buffer));
     }
-    rank_bits_ = static_cast<uint64_t>(static_cast<uint32_t>(boot.rank())) << 32;
 
-    for (size_t i = 0; i < nrecv; ++i) post_recv(recv_slot(i));
+    for (size_t i = 0; i < nrecv; ++i) post_recv(recv_slot(i), slot, fi_mr_desc(ctrl_mr_));
     boot.barrier();  // every receive is posted before any peer sends
   }
 
-  ~rma_endpoint() {
-    auto close = [](fid* f, const char* what) {
-      if (f && fi_close(f) != 0) std::fprintf(stderr, "ofi_rma_bw: closing the %s failed\n", what);
-    };
-    close(ep_ ? &ep_->fid : nullptr, "endpoint");
-    close(ctrl_mr_ ? &ctrl_mr_->fid : nullptr, "control registration");
-    close(dst_mr_ ? &dst_mr_->fid : nullptr, "target registration");
-    close(src_mr_ ? &src_mr_->fid : nullptr, "source registration");
-    close(av_ ? &av_->fid : nullptr, "address vector");
-    close(cq_ ? &cq_->fid : nullptr, "completion queue");
-    close(domain_ ? &domain_->fid : nullptr, "domain");
-    close(fabric_ ? &fabric_->fid : nullptr, "fabric");
-    std::free(src_);
-    std::free(dst_);
-    std::free(ctrl_);
-    if (info_) fi_freeinfo(info_);
-  }
-  rma_endpoint(const rma_endpoint&) = delete;
-  rma_endpoint& operator=(const rma_endpoint&) = delete;
-
-  const std::string& provider() const { return provider_; }
   const unsigned char* target_buffer() const { return dst_; }
   uint64_t recvs_done() const { return recvs_done_; }
   uint64_t remote_writes_done() const { return remote_writes_done_; }
@@ -232,7 +130,7 @@ class rma_endpoint {
     msg.msg_iov = &iov;
     msg.desc = &desc;
     msg.iov_count = 1;
-    msg.addr = addrs_[static_cast<size_t>(rank)];
+    msg.addr = addr(rank);
     msg.rma_iov = &rma;
     msg.rma_iov_count = 1;
     msg.context = &write_ctx_;
@@ -247,8 +145,8 @@ class rma_endpoint {
     const remote_buffer& rb = remotes_[static_cast<size_t>(rank)];
     post(
         [&] {
-          return fi_writedata(ep_, src_, len, fi_mr_desc(src_mr_), rank_bits_ | header,
-                              addrs_[static_cast<size_t>(rank)], rb.address, rb.key, &write_ctx_);
+          return fi_writedata(ep_, src_, len, fi_mr_desc(src_mr_), rank_bits() | header, addr(rank),
+                              rb.address, rb.key, &write_ctx_);
         },
         "fi_writedata", timeout_s);
     ++writes_pending_;
@@ -256,12 +154,8 @@ class rma_endpoint {
 
   // A small message (8 bytes, injected) carrying `header` as immediate data.
   void notify(int rank, uint32_t header, double timeout_s) {
-    post(
-        [&] {
-          return fi_injectdata(ep_, ctrl_, 8, rank_bits_ | header,
-                               addrs_[static_cast<size_t>(rank)]);
-        },
-        "fi_injectdata", timeout_s);
+    post([&] { return fi_injectdata(ep_, ctrl_, 8, rank_bits() | header, addr(rank)); },
+         "fi_injectdata", timeout_s);
   }
 
   void wait_writes_done(double timeout_s) {
@@ -281,11 +175,7 @@ class rma_endpoint {
   void poll() {
     constexpr int batch = 16;
     fi_cq_data_entry entries[batch];
-    ssize_t n = fi_cq_read(cq_, entries, batch);
-    if (n <= 0) {
-      if (n == 0 || n == -FI_EAGAIN) return;
-      on_cq_error(n);
-    }
+    const ssize_t n = read_cq(entries, batch);
     for (ssize_t i = 0; i < n; ++i) {
       const fi_cq_data_entry& e = entries[i];
       if (e.flags & FI_REMOTE_WRITE) {
@@ -296,7 +186,7 @@ class rma_endpoint {
       } else if (e.flags & FI_RECV) {
         ++recvs_done_;
         if (e.data & stop_bit) stop_seen_ = true;
-        post_recv(static_cast<unsigned char*>(e.op_context));
+        post_recv(e.op_context, slot, fi_mr_desc(ctrl_mr_));
       }
     }
   }
@@ -306,65 +196,17 @@ class rma_endpoint {
   // Slot 0 is the source of notifications; 1 .. nrecv are receive buffers.
   unsigned char* recv_slot(size_t i) { return ctrl_ + slot * (i + 1); }
 
-  fid_mr* register_buffer(void* buf, size_t len, uint64_t access, uint64_t requested_key) {
-    fid_mr* mr = nullptr;
-    check(fi_mr_reg(domain_, buf, len, access, 0, prov_key_ ? 0 : requested_key, 0, &mr, nullptr),
-          "fi_mr_reg");
-    if (mr_endpoint_) {
-      check(fi_mr_bind(mr, &ep_->fid, 0), "fi_mr_bind");
-      check(fi_mr_enable(mr), "fi_mr_enable");
-    }
-    return mr;
-  }
-
   // Posts until the provider accepts, progressing while it says FI_EAGAIN.
   template <typename Post>
   void post(Post&& op, const char* what, double timeout_s) {
-    bench::spin_until(
-        [&] {
-          ssize_t rc = op();
-          if (rc == 0) return true;
-          if (rc != -FI_EAGAIN) fail("%s: %s", what, fi_strerror(static_cast<int>(-rc)));
-          poll();
-          return false;
-        },
-        timeout_s, what);
+    ofi_bench::post_until_accepted(op, [&] { poll(); }, what, timeout_s);
   }
 
-  void post_recv(unsigned char* buf) {
-    for (int tries = 0; tries < 1000000; ++tries) {
-      ssize_t rc = fi_recv(ep_, buf, slot, fi_mr_desc(ctrl_mr_), FI_ADDR_UNSPEC, buf);
-      if (rc == 0) return;
-      if (rc != -FI_EAGAIN) fail("fi_recv: %s", fi_strerror(static_cast<int>(-rc)));
-    }
-    fail("fi_recv kept returning FI_EAGAIN");
-  }
-
-  [[noreturn]] void on_cq_error(ssize_t rc) {
-    if (rc == -FI_EAVAIL) {
-      fi_cq_err_entry err{};
-      fi_cq_readerr(cq_, &err, 0);
-      fail("operation failed: %s (%s)", fi_strerror(err.err),
-           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
-    }
-    fail("fi_cq_read: %s", fi_strerror(static_cast<int>(-rc)));
-  }
-
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_av* av_ = nullptr;
-  fid_ep* ep_ = nullptr;
   fid_mr *src_mr_ = nullptr, *dst_mr_ = nullptr, *ctrl_mr_ = nullptr;
   unsigned char *src_ = nullptr, *dst_ = nullptr, *ctrl_ = nullptr;
   size_t buf_size_;
   bool delivery_;
-  bool prov_key_ = false, mr_endpoint_ = false, virt_addr_ = false;
-  std::vector<fi_addr_t> addrs_;
   std::vector<remote_buffer> remotes_;
-  uint64_t rank_bits_ = 0;
-  std::string provider_;
   char write_ctx_ = 0;  // its address marks write completions
   uint64_t recvs_done_ = 0;
   uint64_t remote_writes_done_ = 0;
@@ -508,6 +350,7 @@ result bandwidth(rma_endpoint& ep, int rank, size_t size, long windows, window_n
 }  // namespace
 
 int main(int argc, char** argv) {
+  ofi_bench::set_program("ofi_rma_bw");
   bench::options opt;
   opt.iters = 1000;
   opt.warmup = 20;
@@ -538,6 +381,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<lci::bootstrap::bootstrap> boot = lci::bootstrap::open();
   g_boot = boot.get();
+  ofi_bench::set_bootstrap(g_boot);
   const int rank = boot->rank();
   if (boot->size() != 2)
     fail("needs exactly 2 ranks (run: lcrun -n 2 ofi_rma_bw), got %d", boot->size());
