@@ -1,0 +1,55 @@
+// lcrun's command line: the options, their usage text, and the --prefix
+// machinery (shell-like word splitting and the {rank} {host} {size} {hosts}
+// placeholders).
+//
+//   lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--] prog [args...]
+//
+// With --prefix, each rank is started as `CMD prog args...`, where CMD is
+// split into words like a shell would (quotes, backslashes; no expansion)
+// and {rank}, {host}, {size} and {hosts} in it are replaced per rank; rank r
+// is on host r mod H. An unknown {lowercase} placeholder is an error when
+// the options are parsed, not when a rank starts. LCRUN_TIMEOUT (seconds)
+// is read here too, so every malformed input is rejected before any rank
+// runs. Nothing here starts processes or keeps state between calls.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace lci::lcrun {
+
+constexpr int max_ranks = 4096;
+
+struct options {
+  int nranks = 1;
+  int nhosts = 1;
+  std::vector<std::string> prefix;  // words of --prefix, placeholders not yet replaced
+  std::vector<std::string> command;
+  double timeout_s = 0;  // 0: none
+};
+
+// Prints the usage text to out.
+void usage(std::FILE* out);
+
+// Splits a --prefix into words the way a POSIX shell splits a simple command
+// (blanks separate words; '...' is literal; "..." and \ escape), without any
+// expansion. Appends the words to `words`; returns false with a reason for
+// an unterminated quote or a trailing backslash.
+bool split_words(const std::string& text, std::vector<std::string>& words, std::string& why);
+
+// Returns the first unknown {name} (lowercase letters and '_') in word, or
+// an empty string; other text in braces is left alone.
+std::string unknown_placeholder(const std::string& word);
+
+// word with {rank}, {host} (rank mod nhosts), {size} (nranks) and {hosts}
+// (nhosts) replaced for this rank.
+std::string expand_placeholders(const std::string& word, int rank, const options& opts);
+
+// Parses argv (and LCRUN_TIMEOUT) into opts. Returns -1 to go on, or the
+// status lcrun should exit with right away: 0 after printing the usage to
+// out (-h, --help), 2 after printing an error to err.
+int parse_options(int argc, char** argv, options& opts, std::FILE* out = stdout,
+                  std::FILE* err = stderr);
+
+}  // namespace lci::lcrun
