@@ -8,22 +8,10 @@
 #pragma once
 
 #include "lci.h"
+#include "lci/core/handles.hpp"
 
 namespace lci::debug {
 
-enum class handle_kind { device, endpoint, plist, queue, sync, handler, segment, collective };
-
-#if LCI_ENABLE_DEBUG
-inline constexpr bool enabled = true;
-#else
-inline constexpr bool enabled = false;
-#endif
-
-void track(const void* handle, handle_kind kind);
-void untrack(const void* handle);
-// Untracks the endpoints and segments of a device that is being freed.
-void untrack_device_objects(const void* device);
-bool is_live(const void* handle, handle_kind kind);
 // Prints "call: message" and returns LCI_ERR_FATAL.
 LCI_error_t fail(const char* call, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -62,7 +62,7 @@
 #include "lci/api/check.hpp"
 #include "lci/comp/handler.hpp"
 #include "lci/comp/signal.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/memory.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"

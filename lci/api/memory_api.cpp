@@ -5,7 +5,7 @@
 
 #include "lci.h"
 #include "lci/api/check.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/memory.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/segment_codec.hpp"

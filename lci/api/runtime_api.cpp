@@ -4,7 +4,7 @@
 #include "lci.h"
 #include "lci/api/check.hpp"
 #include "lci/comp/comp.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/runtime.hpp"
 
 using namespace lci;

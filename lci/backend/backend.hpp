@@ -58,7 +58,7 @@ namespace lci::net {
 // The backend this process uses (decided once, on first call: LCI_BACKEND
 // and, where it matters, a probe of the verbs devices). A request that
 // cannot be met is fatal here, with a one-line message.
-const backend_choice& process_backend();
+const backend_choice& process_backend(const settings& s);
 
 #ifdef LCI_HAVE_IBV
 #define LCI_NET_FORWARD(call) \
@@ -69,7 +69,7 @@ const backend_choice& process_backend();
 
 class backend_device final {
  public:
-  backend_device(bootstrap::bootstrap& boot, int group_index);
+  backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s);
   backend_device(const backend_device&) = delete;
   backend_device& operator=(const backend_device&) = delete;
 

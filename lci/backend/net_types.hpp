@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #if defined(__SANITIZE_THREAD__)
 #define LCI_TSAN 1
@@ -41,6 +42,19 @@ inline void annotate_poll([[maybe_unused]] const void* token) {
 }
 
 enum class status : int { ok = 0, retry = 1 };
+
+// What the backends are told by their creator (the core fills it from the
+// configuration table once, at device creation). The backends read nothing
+// else: no environment, no global of a higher layer.
+struct settings {
+  std::string backend_request;  // LCI_BACKEND: "" (automatic), "ofi" or "ibv"
+  std::string ibv_device;       // LCI_IBV_DEVICE: "" (first with an active port)
+  int ibv_port = 0;             // LCI_IBV_PORT: 0 (first active)
+  int ibv_gid_index = -1;       // LCI_IBV_GID_IDX: -1 (automatic)
+  bool ibv_use_odp = false;     // LCI_IBV_USE_ODP
+  bool ibv_on_demand = false;   // LCI_IBV_ON_DEMAND
+  int ofi_cq_data_size = 0;     // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
+};
 
 // What a registration allows: `source` memory is only read by this
 // process's operations (sent from, written to a peer), so read-only memory

@@ -33,17 +33,13 @@
 
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/bootstrap/detail.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci::bootstrap {
 
 namespace detail {
 
-void fatal(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "lci bootstrap: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::_Exit(1);
-}
+void fatal(const std::string& message) { lci::fatal_exit(1, "bootstrap: %s", message.c_str()); }
 
 const char* key_problem(const std::string& key) {
   if (key.empty() || key.size() > 63) return "must have 1 to 63 characters";

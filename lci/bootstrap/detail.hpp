@@ -10,9 +10,9 @@
 
 namespace lci::bootstrap::detail {
 
-// Prints "lci bootstrap: <message>" to stderr and ends the process with
-// status 1. _Exit, not exit: static destructors could re-enter a broken
-// bootstrap (a pmi1 destructor sends finalize).
+// Logs "bootstrap: <message>" through lci::fatal_exit (lci/util/log.hpp)
+// and ends the process with status 1. _Exit, not exit: static destructors
+// could re-enter a broken bootstrap (a pmi1 destructor sends finalize).
 [[noreturn]] void fatal(const std::string& message);
 
 // Which rule stated on bootstrap::put `key` / `value` breaks (a phrase to

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "lci/comp/comp.hpp"
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci::comp_registry {
 namespace {

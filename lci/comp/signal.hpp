@@ -4,15 +4,13 @@
 // complete at once; never by the application directly.
 #pragma once
 
-#include <cstdio>
-#include <cstdlib>
-
 #include "lci.h"
 #include "lci/comp/comp.hpp"
 #include "lci/comp/handler.hpp"
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
-#include "lci/comp/wait.hpp"
+#include "lci/util/log.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci {
 
@@ -26,24 +24,18 @@ namespace detail {
   backoff b;
   while (!q->push(req)) {
     if (q->len() >= q->capacity()) {
-      std::fprintf(stderr,
-                   "LCI fatal: completion queue %p overflowed its capacity of "
-                   "%zu entries (create it with LCI_queue_createx and a "
-                   "larger max_length, or pop it more often)\n",
-                   static_cast<void*>(q), q->capacity());
-      std::abort();
+      fatal("completion queue %p overflowed its capacity of %zu entries "
+            "(create it with LCI_queue_createx and a larger max_length, or "
+            "pop it more often)",
+            static_cast<void*>(q), q->capacity());
     }
     b.pause();
   }
 }
 
 [[gnu::noinline, gnu::cold]] inline void comp_signal_bad(LCI_comp_t comp) {
-  std::fprintf(stderr,
-               "LCI fatal: completion object %p has no signallable type "
-               "(type %d, magic 0x%x)\n",
-               comp, static_cast<int>(to_comp(comp)->type),
-               static_cast<unsigned>(to_comp(comp)->magic));
-  std::abort();
+  fatal("completion object %p has no signallable type (type %d, magic 0x%x)", comp,
+        static_cast<int>(to_comp(comp)->type), static_cast<unsigned>(to_comp(comp)->magic));
 }
 
 }  // namespace detail

@@ -38,7 +38,7 @@
 
 #include "lci.h"
 #include "lci/comp/comp.hpp"
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 #include "lci/wait/parking.hpp"
 
 namespace lci {

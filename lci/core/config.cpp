@@ -10,7 +10,7 @@
 
 #include "lci.h"
 #include "lci/core/config_values.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/wait/parking.hpp"
 
 // ---- globals of lci.h (constant after LCI_initialize) ----------------------
@@ -252,6 +252,18 @@ void config_dump(FILE* out) {
     const char* v = getenv(e.name);
     fprintf(out, "%-38s %-12s # %s\n", e.name, v ? v : "(default)", e.help);
   }
+}
+
+net::settings backend_settings() {
+  net::settings s;
+  s.backend_request = g_backend_request;
+  s.ibv_device = g_ibv_device;
+  s.ibv_port = g_ibv_port;
+  s.ibv_gid_index = LCI_IBV_GID_IDX;
+  s.ibv_use_odp = LCI_IBV_USE_ODP != 0;
+  s.ibv_on_demand = g_ibv_on_demand;
+  s.ofi_cq_data_size = g_ofi_cq_data_size;
+  return s;
 }
 
 }  // namespace lci

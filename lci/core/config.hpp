@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <string>
 
+#include "lci/backend/net_types.hpp"
+
 namespace lci {
 
 // Sizes derived from the configuration.
@@ -24,6 +26,9 @@ extern int g_ibv_port;                 // LCI_IBV_PORT: 0 (first active)
 extern bool g_ibv_on_demand;           // LCI_IBV_ON_DEMAND
 extern int g_reg_cache_max_entries;    // LCI_REG_CACHE_MAX_ENTRIES
 extern int g_ofi_cq_data_size;         // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
+
+// The backends' part of the configuration (they read nothing else).
+net::settings backend_settings();
 
 // Parses the environment into the globals. Fatal on a malformed value.
 void config_parse();

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "lci/core/config.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/test_hooks.hpp"
@@ -38,7 +38,7 @@ const char* source_problem(int src_rank) {
 
 device::device(int index) : group_index(index) {
   runtime& rt = *g_runtime;
-  net = std::make_unique<net::backend_device>(*rt.boot, group_index);
+  net = std::make_unique<net::backend_device>(*rt.boot, group_index, backend_settings());
   max_inject = net->max_inject();
 
   // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer.

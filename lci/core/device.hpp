@@ -20,7 +20,7 @@
 
 #include "lci.h"
 #include "lci/backend/backend.hpp"
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 #include "lci/core/protocol.hpp"
 #include "lci/match/match_table.hpp"
 #include "lci/mem/packet_pool.hpp"
@@ -92,21 +92,6 @@ struct alignas(64) device_profile {
 #define LCI_PROF_INC(dev, counter) ((void)0)
 #endif
 
-class spin_try_lock {
- public:
-  bool try_lock() {
-    return !locked_.load(std::memory_order_relaxed) &&
-           !locked_.exchange(true, std::memory_order_acquire);
-  }
-  void lock() {
-    while (!try_lock()) cpu_relax();
-  }
-  void unlock() { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
-
 struct device {
   explicit device(int group_index);
   ~device();
@@ -138,10 +123,10 @@ struct device {
   segment_table segments;            // the program's registered segments
 
   // ---- contended, each on its own cache line ----------------------------
-  alignas(64) spin_try_lock progress_lock;
+  alignas(64) spin_lock progress_lock;
   alignas(64) std::atomic<int> recv_deficit{0};   // receive packets not re-posted yet
   alignas(64) std::atomic<int> backlog_size{0};
-  spin_try_lock backlog_lock;
+  spin_lock backlog_lock;
   std::deque<backlog_op> backlog;
 #ifdef LCI_PROFILE
   device_profile prof;

@@ -9,7 +9,7 @@
 // ends it, so no process leaves before every target is done.
 #include <cstring>
 
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/two_sided.hpp"

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "lci/api/check.hpp"
+#include "lci/core/handles.hpp"
 #include "lci/core/device.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/test_hooks.hpp"
 
 namespace lci {

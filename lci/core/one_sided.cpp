@@ -6,7 +6,7 @@
 
 #include "lci/comp/registry.hpp"
 #include "lci/comp/signal.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_hooks.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "lci/comp/signal.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/rdma.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_hooks.hpp"

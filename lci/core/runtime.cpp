@@ -9,8 +9,8 @@
 
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
-#include "lci/api/check.hpp"
-#include "lci/core/log.hpp"
+#include "lci/core/handles.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/two_sided.hpp"
 
 namespace lci {

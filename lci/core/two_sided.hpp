@@ -14,7 +14,7 @@
 #include "lci/comp/signal.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 #include "lci/core/runtime.hpp"
 
 namespace lci {

@@ -32,7 +32,7 @@
 #include <memory>
 
 #include "lci.h"
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci {
 

@@ -57,7 +57,7 @@
 #include <mutex>
 #include <vector>
 
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci {
 

@@ -8,7 +8,7 @@
 #include <cassert>
 #include <utility>
 
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci {
 

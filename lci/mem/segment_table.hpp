@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <map>
 
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci {
 

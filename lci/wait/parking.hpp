@@ -33,7 +33,7 @@
 #include <cstdint>
 
 #include "lci.h"
-#include "lci/comp/wait.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci {
 

@@ -9,8 +9,7 @@
 #include "lci/backend/ibv/mr_attr.hpp"
 #include "lci/backend/ibv/probe.hpp"
 #include "lci/backend/ibv/qp_attr.hpp"
-#include "lci/core/config.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci::ibv {
 namespace {
@@ -31,10 +30,10 @@ T* check_ptr(T* p, const char* what) {
 
 }  // namespace
 
-ibv_device::ibv_device(bootstrap::bootstrap& boot, int group_index) {
-  open_port(g_ibv_port);
-  create_queues(boot.size());
-  connect_all(boot, group_index);
+ibv_device::ibv_device(bootstrap::bootstrap& boot, int group_index, const net::settings& s) {
+  open_port(s);
+  create_queues(boot.size(), s.ibv_use_odp);
+  connect_all(boot, group_index, s.ibv_on_demand);
   LCI_LOG(info,
           "verbs device %d on %s (GID index %d, inline %zu, SQ %u per peer, SRQ %u, CQ %u, max "
           "message %zu)",
@@ -42,10 +41,10 @@ ibv_device::ibv_device(bootstrap::bootstrap& boot, int group_index) {
           plan_.srq_depth, plan_.cq_size, max_msg_size_);
 }
 
-void ibv_device::open_port(int want_port) {
+void ibv_device::open_port(const net::settings& s) {
   // Device and port: the first ACTIVE port, or the ones asked for.
   std::vector<device_info> devs;
-  port_choice choice = probe_port(g_ibv_device, want_port, &devs);
+  port_choice choice = probe_port(s.ibv_device, s.ibv_port, &devs);
   if (choice.device < 0) fatal("verbs: %s", choice.error.c_str());
   const std::string& name = devs[static_cast<size_t>(choice.device)].name;
   port_ = static_cast<uint8_t>(choice.port);
@@ -83,13 +82,13 @@ void ibv_device::open_port(int want_port) {
     g.roce_v2 = e.gid_type == IBV_GID_TYPE_ROCE_V2;
     table.push_back(g);
   }
-  const int gid = choose_gid(table, roce, LCI_IBV_GID_IDX);
+  const int gid = choose_gid(table, roce, s.ibv_gid_index);
   if (gid < 0 || gid >= pa.gid_tbl_len || gid > 255)
     fatal("verbs: GID index %d (LCI_IBV_GID_IDX) is outside port %d's table of %d", gid, port_,
           pa.gid_tbl_len);
   ibv_gid raw;
   if (ibv_query_gid(ctx_, port_, gid, &raw) != 0) {
-    if (roce || LCI_IBV_GID_IDX >= 0)
+    if (roce || s.ibv_gid_index >= 0)
       fatal("verbs: ibv_query_gid(port %d, index %d) failed: %s", port_, gid, std::strerror(errno));
     std::memset(&raw, 0, sizeof(raw));  // InfiniBand routes by LID; the GID is optional
   }
@@ -99,7 +98,7 @@ void ibv_device::open_port(int want_port) {
   if (!roce && local_.lid == 0) fatal("verbs: InfiniBand port %d of %s has no LID (is a subnet manager running?)", port_, name.c_str());
 }
 
-void ibv_device::create_queues(int nranks) {
+void ibv_device::create_queues(int nranks, bool use_odp) {
   ibv_device_attr_ex ax;
   std::memset(&ax, 0, sizeof(ax));
   check(ibv_query_device_ex(ctx_, nullptr, &ax), "ibv_query_device_ex");
@@ -115,7 +114,7 @@ void ibv_device::create_queues(int nranks) {
   plan_ = plan_queues(lim, nranks);
   if (!plan_.ok) fatal("verbs: %s: %s", provider_.c_str(), plan_.error.c_str());
 
-  if (LCI_IBV_USE_ODP) {
+  if (use_odp) {
     const uint32_t need = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
                           IBV_ODP_SUPPORT_READ;
     odp_ = (ax.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
@@ -177,8 +176,8 @@ void ibv_device::create_queues(int nranks) {
   send_credits_.reset(static_cast<int>(plan_.send_credits));
 }
 
-void ibv_device::connect_all(bootstrap::bootstrap& boot, int group_index) {
-  if (g_ibv_on_demand)
+void ibv_device::connect_all(bootstrap::bootstrap& boot, int group_index, bool on_demand) {
+  if (on_demand)
     LCI_LOG(info, "verbs: LCI_IBV_ON_DEMAND=1: on-demand connection is not implemented yet; "
                   "connecting every peer at start-up");
   const int n = boot.size();

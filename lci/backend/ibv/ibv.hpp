@@ -56,7 +56,7 @@ class ibv_device final {
   // LCI_IBV_PORT) and connects to the device of the same group index on
   // every rank through the bootstrap (collective). Fatal, with the verbs
   // call and errno, if any step fails.
-  ibv_device(bootstrap::bootstrap& boot, int group_index);
+  ibv_device(bootstrap::bootstrap& boot, int group_index, const net::settings& s);
   ~ibv_device();
   ibv_device(const ibv_device&) = delete;
   ibv_device& operator=(const ibv_device&) = delete;
@@ -250,9 +250,9 @@ class ibv_device final {
   }
   void unlock_slots() { slot_lock_.clear(std::memory_order_release); }
 
-  void open_port(int want_port_from_env);
-  void create_queues(int nranks);
-  void connect_all(bootstrap::bootstrap& boot, int group_index);
+  void open_port(const net::settings& s);
+  void create_queues(int nranks, bool use_odp);
+  void connect_all(bootstrap::bootstrap& boot, int group_index, bool on_demand);
 
   // Hot.
   ibv_cq* cq_ = nullptr;

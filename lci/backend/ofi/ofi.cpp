@@ -11,8 +11,7 @@
 #include "lci/backend/ofi/hints.hpp"
 #include "lci/backend/ofi/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
-#include "lci/core/config.hpp"
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci::ofi {
 namespace {
@@ -46,18 +45,18 @@ bool registrations_pin_of(const std::string& provider) {
 
 }  // namespace
 
-ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index) {
+ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::settings& s) {
   int rc = get_info(boot.name(), &info_);
   if (rc || !info_)
     fatal("libfabric: no provider offers reliable datagram endpoints with send/recv and RMA "
           "(fi_getinfo: %s); check FI_PROVIDER", fi_strerror(-rc));
   cq_data_plan plan;
   fi_info* chosen =
-      const_cast<fi_info*>(choose_info(info_, static_cast<size_t>(g_ofi_cq_data_size), &plan));
+      const_cast<fi_info*>(choose_info(info_, static_cast<size_t>(s.ofi_cq_data_size), &plan));
   if (!chosen)
     fatal("libfabric: provider %s carries %zu bytes of immediate data; 8 are needed, or 4 "
           "with FI_SOURCE (LCI_OFI_CQ_DATA_SIZE=%d)",
-          info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size, g_ofi_cq_data_size);
+          info_->fabric_attr->prov_name, info_->domain_attr->cq_data_size, s.ofi_cq_data_size);
   // The rest of the list is not needed: keep only the chosen entry.
   if (chosen != info_) {
     fi_info* copy = fi_dupinfo(chosen);

@@ -47,7 +47,7 @@ class ofi_device final {
  public:
   // Opens the provider and connects to the device of the same group index on
   // every rank through the bootstrap (collective).
-  ofi_device(bootstrap::bootstrap& boot, int group_index);
+  ofi_device(bootstrap::bootstrap& boot, int group_index, const net::settings& s);
   ~ofi_device();
   ofi_device(const ofi_device&) = delete;
   ofi_device& operator=(const ofi_device&) = delete;

@@ -1,5 +1,5 @@
 // Logging sink: a single FILE*, lines written whole with one fprintf each.
-#include "lci/core/log.hpp"
+#include "lci/util/log.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +56,15 @@ void fatal(const char* fmt, ...) {
   vprint(log_level::error, fmt, ap);
   va_end(ap);
   abort();
+}
+
+void fatal_exit(int status, const char* fmt, ...) {
+  std::fflush(stdout);
+  va_list ap;
+  va_start(ap, fmt);
+  vprint(log_level::error, fmt, ap);
+  va_end(ap);
+  std::_Exit(status);
 }
 
 }  // namespace lci

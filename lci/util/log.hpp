@@ -1,4 +1,6 @@
-// Logging and fatal errors.
+// Logging and fatal errors (util layer: used by every other folder, uses
+// none of them). Compiled into liblct with the bootstrap, so liblci, liblct
+// and the tools share one sink, one level and one rank prefix.
 //
 // One line per message on stderr (or LCI_LOG_OUTFILE), prefixed with the
 // rank. The level comes from LCI_LOG_LEVEL, read once at start-up; a message
@@ -20,8 +22,14 @@ void log_set_outfile(const char* path);
 void log_set_rank(int rank);
 
 void log_message(log_level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-// Prints the message and aborts the process (the launcher then ends the job).
+// The one way the library dies. fatal() prints the message and aborts the
+// process (the launcher then ends the job); fatal_exit() prints it and ends
+// the process with `status` through _Exit, for paths where an abort's core
+// dump or static destructors would only add noise (a failed bootstrap:
+// its destructors could re-enter a broken launcher connection).
 [[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] void fatal_exit(int status, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 }  // namespace lci
 

@@ -1,0 +1,3 @@
+// Fixture: a lower layer including a higher one.
+#pragma once
+#include "lci/core/device.hpp"
