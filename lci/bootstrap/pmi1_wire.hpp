@@ -1,10 +1,10 @@
 // The text of the PMI-1 wire protocol, shared by the client
-// (lci/bootstrap/pmi1.cpp) and the server in lcrun (tools/lcrun.cpp): a
-// line is "cmd=<name> key=value ..." split at spaces and tabs, each token at
-// its first '=' (values may contain '='; a token without '=' has an empty
-// value; the first of repeated keys counts). Abort messages travel
-// percent-encoded. Every function accepts any input: these bytes come from
-// another process.
+// (lci/bootstrap/pmi1.cpp) and the server in lcrun
+// (tools/lcrun/pmi_server.cpp): a line is "cmd=<name> key=value ..." split
+// at spaces and tabs, each token at its first '=' (values may contain '=';
+// a token without '=' has an empty value; the first of repeated keys
+// counts). Abort messages travel percent-encoded. Every function accepts
+// any input: these bytes come from another process.
 #pragma once
 
 #include <cerrno>

@@ -1,0 +1,225 @@
+// lcrun's PMI-1 server (pmi_server.hpp): request framing, the commands
+// lcrun serves (init, get_maxes, get_my_kvsname, get_universe_size,
+// get_appnum, put, get, barrier_in, finalize, abort), and reply buffering.
+#include "tools/lcrun/pmi_server.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "lci/bootstrap/pmi1_wire.hpp"
+
+namespace lci::lcrun {
+
+// PMI lines are parsed by the wire code shared with LCI's client.
+using bootstrap::pmi1_wire::parse_line;
+using bootstrap::pmi1_wire::percent_decode;
+using bootstrap::pmi1_wire::printable;
+
+pmi_server::pmi_server(int nranks, std::string kvsname, pmi_job& job)
+    : job_(job), nranks_(nranks), kvsname_(std::move(kvsname)), conv_(nranks) {}
+
+pmi_server::~pmi_server() {
+  for (auto& c : conv_)
+    if (c.fd >= 0) ::close(c.fd);
+}
+
+void pmi_server::attach(int r, int fd) { conv_[r].fd = fd; }
+
+void pmi_server::receive(int r) {
+  conversation& rs = conv_[r];
+  char buf[16384];
+  while (rs.fd >= 0 && pending_replies(r) < max_pending_replies) {
+    ssize_t n = ::read(rs.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {
+      close_rank(r);
+      return;
+    }
+    rs.in.append(buf, static_cast<std::size_t>(n));
+    // Every complete line is served, then the served prefix is dropped
+    // in one go (erasing line by line would be quadratic).
+    std::size_t start = 0, nl;
+    while (rs.fd >= 0 && (nl = rs.in.find('\n', start)) != std::string::npos) {
+      std::string line = rs.in.substr(start, nl - start);
+      start = nl + 1;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) handle(r, line);
+    }
+    if (rs.fd < 0) return;  // closed while serving a line
+    rs.in.erase(0, start);
+    if (rs.in.size() > max_line_length) {
+      protocol_error(r, "sent a PMI line longer than " + std::to_string(max_line_length) +
+                            " bytes");
+      return;
+    }
+  }
+}
+
+void pmi_server::handle(int r, const std::string& line) {
+  const bootstrap::pmi1_wire::line f = parse_line(line);
+  auto field = [&](const char* k) { return f.find(k); };
+  const std::string* cmd = field("cmd");
+  if (cmd == nullptr) {
+    protocol_error(r, "sent an unsupported PMI line '" + printable(line.substr(0, 200)) + "'");
+    return;
+  }
+  conversation& rs = conv_[r];
+  if (*cmd == "init") {
+    const std::string* version = field("pmi_version");
+    if (version != nullptr && *version != "1") {
+      reply(r, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1");
+      return;
+    }
+    reply(r, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
+  } else if (*cmd == "get_maxes") {
+    reply(r, "cmd=maxes kvsname_max=" + std::to_string(kvsname_max) +
+                 " keylen_max=" + std::to_string(keylen_max) +
+                 " vallen_max=" + std::to_string(vallen_max));
+  } else if (*cmd == "get_my_kvsname") {
+    reply(r, "cmd=my_kvsname kvsname=" + kvsname_);
+  } else if (*cmd == "get_universe_size") {
+    reply(r, "cmd=universe_size size=" + std::to_string(nranks_));
+  } else if (*cmd == "get_appnum") {
+    reply(r, "cmd=appnum appnum=0");
+  } else if (*cmd == "put") {
+    const std::string* key = field("key");
+    const std::string* value = field("value");
+    const std::string* kvs = field("kvsname");
+    if (kvs != nullptr && *kvs != kvsname_)
+      reply(r, "cmd=put_result rc=-1 msg=unknown_kvsname");
+    else if (key == nullptr || key->empty() || value == nullptr)
+      reply(r, "cmd=put_result rc=-1 msg=put_needs_key_and_value");
+    else if (key->size() >= keylen_max || value->size() >= vallen_max)
+      reply(r, "cmd=put_result rc=-1 msg=key_or_value_too_long");
+    else {
+      kvs_[*key] = *value;
+      reply(r, "cmd=put_result rc=0 msg=success");
+    }
+  } else if (*cmd == "get") {
+    const std::string* key = field("key");
+    const std::string* kvs = field("kvsname");
+    auto it = key != nullptr ? kvs_.find(*key) : kvs_.end();
+    if (kvs != nullptr && *kvs != kvsname_)
+      reply(r, "cmd=get_result rc=-1 msg=unknown_kvsname value=unknown");
+    else if (it == kvs_.end())
+      reply(r, "cmd=get_result rc=-1 msg=key_" + (key ? *key : std::string()) +
+                   "_not_found value=unknown");
+    else
+      reply(r, "cmd=get_result rc=0 msg=success value=" + it->second);
+  } else if (*cmd == "barrier_in") {
+    if (rs.in_barrier) {
+      protocol_error(r, "entered a PMI barrier twice");
+      return;
+    }
+    rs.in_barrier = true;
+    if (++in_barrier_ == nranks_) {
+      in_barrier_ = 0;
+      for (int i = 0; i < nranks_; ++i) {
+        conv_[i].in_barrier = false;
+        reply(i, "cmd=barrier_out");
+      }
+    } else {
+      check_barrier();
+    }
+  } else if (*cmd == "finalize") {
+    rs.finalized = true;
+    reply(r, "cmd=finalize_ack");
+    check_barrier();
+  } else if (*cmd == "abort") {
+    long code = 1;
+    if (const std::string* c = field("exitcode")) code = std::strtol(c->c_str(), nullptr, 10);
+    const std::string* msg = field("error_msg");
+    if (msg == nullptr) msg = field("message");
+    std::fprintf(stderr, "lcrun: rank %d (pid %ld) called abort with exit code %ld: %s%s\n", r,
+                 static_cast<long>(job_.pid(r)), code,
+                 msg != nullptr ? percent_decode(*msg).c_str() : "(no message)",
+                 job_.terminating() ? "" : "; terminating the job");
+    job_.raise_status(code > 0 && code < 256 ? static_cast<int>(code) : 1);
+    job_.terminate();
+  } else {
+    protocol_error(r, "sent the unsupported PMI command '" + printable(cmd->substr(0, 100)) + "'");
+  }
+}
+
+void pmi_server::reply(int r, const std::string& line) {
+  conversation& rs = conv_[r];
+  if (rs.fd < 0) return;
+  rs.out += line;
+  rs.out += '\n';
+  flush(r);
+}
+
+// Sends what the socket accepts. The sent prefix of `out` is dropped only
+// once it is at least half of the buffer, so each byte is moved at most
+// once on average (erasing after every send would be quadratic).
+void pmi_server::flush(int r) {
+  conversation& rs = conv_[r];
+  while (rs.fd >= 0 && pending_replies(r) > 0) {
+    ssize_t n = ::send(rs.fd, rs.out.data() + rs.out_sent, pending_replies(r),
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // POLLOUT resumes
+    if (n <= 0) {
+      close_rank(r);
+      return;
+    }
+    rs.out_sent += static_cast<std::size_t>(n);
+  }
+  if (rs.out_sent == rs.out.size()) {
+    rs.out.clear();
+    rs.out_sent = 0;
+  } else if (rs.out_sent >= rs.out.size() / 2) {
+    rs.out.erase(0, rs.out_sent);
+    rs.out_sent = 0;
+  }
+}
+
+void pmi_server::close_rank(int r) {
+  conversation& rs = conv_[r];
+  if (rs.fd < 0) return;
+  ::close(rs.fd);
+  rs.fd = -1;
+  rs.in.clear();
+  rs.out.clear();
+  rs.out_sent = 0;
+  check_barrier();
+}
+
+// A barrier that some rank can no longer join would wait forever: end the
+// job instead, naming the rank that left.
+void pmi_server::check_barrier() {
+  if (in_barrier_ == 0 || job_.terminating()) return;
+  for (int r = 0; r < nranks_; ++r) {
+    const conversation& rs = conv_[r];
+    if (rs.in_barrier) continue;
+    const char* why = rs.finalized        ? "called PMI finalize"
+                      : !job_.running(r) ? "exited"
+                      : rs.fd < 0        ? "closed its PMI connection"
+                                         : nullptr;
+    if (why == nullptr) continue;
+    std::fprintf(stderr,
+                 "lcrun: rank %d (pid %ld) %s while other ranks wait in a PMI barrier; "
+                 "terminating the job\n",
+                 r, static_cast<long>(job_.pid(r)), why);
+    job_.raise_status(1);
+    job_.terminate();
+    return;
+  }
+}
+
+void pmi_server::protocol_error(int r, const std::string& what) {
+  if (!job_.terminating())
+    std::fprintf(stderr, "lcrun: rank %d (pid %ld) %s; terminating the job\n", r,
+                 static_cast<long>(job_.pid(r)), what.c_str());
+  job_.raise_status(1);
+  close_rank(r);
+  job_.terminate();
+}
+
+}  // namespace lci::lcrun
