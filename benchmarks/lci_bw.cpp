@@ -12,7 +12,10 @@
 //              ack, which rank 1 sends once the W target completions (its
 //              endpoint's default queue) have arrived. GB/s;
 //   putl_lat   LCI_putl ping-pong: each side waits for the peer's put to
-//              complete at its target queue, then puts back; one-way us.
+//              complete at its target queue, then puts back; one-way us;
+//   getl_lat   (--tests getl) rank 0 LCI_getl's from rank 1's registered
+//              target buffer, one get at a time; the completion time of one
+//              get, us, NOT halved (see get_latency()).
 // The put target is a segment registered by the peer, serialized and sent
 // at start-up in a medium message (LCI_sendm).
 //
@@ -45,6 +48,8 @@ namespace {
 constexpr LCI_tag_t tag_data = 1;
 constexpr LCI_tag_t tag_ack = 2;
 constexpr LCI_tag_t tag_segment = 3;
+constexpr LCI_tag_t tag_get_last = 4;  // the gets of getl_lat's last batch
+constexpr long getl_batch = 64;
 
 [[noreturn]] void fail(const char* what, LCI_error_t rc) {
   std::fflush(stdout);
@@ -73,6 +78,7 @@ bool check_pattern(const unsigned char* buf, size_t size, int writer) {
 struct target_info {
   char segment[256];  // LCI_segment_serialize output
   uint64_t address;
+  uint64_t sink;  // its message-port queue, the remote completion of gets
 };
 
 struct context {
@@ -83,6 +89,7 @@ struct context {
   const bench::options* opt;
   LCI_lbuffer_t src, dst;  // this rank's buffers (dst: receives and put target)
   LCI_lbuffer_t remote;    // the peer's put target (deserialized segment)
+  uintptr_t peer_sink;     // the peer's message-port queue
 };
 
 // A measurement's figure (rank 0) and how many timed iterations it took.
@@ -261,6 +268,7 @@ void exchange_targets(context& c, LCI_segment_t dst_segment) {
   std::memset(&mine, 0, sizeof(mine));
   check(LCI_segment_serialize(dst_segment, mine.segment), "LCI_segment_serialize");
   mine.address = reinterpret_cast<uint64_t>(c.dst.address);
+  mine.sink = reinterpret_cast<uintptr_t>(c.remote_cq);
   LCI_mbuffer_t into{&theirs, sizeof(theirs)};
   check(LCI_recvm(c.ep, into, c.peer, tag_segment, c.remote_cq, nullptr), "LCI_recvm");
   LCI_mbuffer_t msg{&mine, sizeof(mine)};
@@ -270,6 +278,84 @@ void exchange_targets(context& c, LCI_segment_t dst_segment) {
   LCI_segment_t seg;
   check(LCI_segment_deserialize(theirs.segment, &seg), "LCI_segment_deserialize");
   c.remote = LCI_lbuffer_t{seg, reinterpret_cast<void*>(theirs.address), c.dst.length};
+  c.peer_sink = static_cast<uintptr_t>(theirs.sink);
+}
+
+// getl_lat: rank 0 gets `size` bytes of rank 1's put target (which rank 1
+// first fills with its pattern) into its own, one LCI_getl at a time (issue,
+// then wait for the local completion). The figure is the time of one get,
+// not halved: per batch of getl_batch gets, the median (or mean) over timed
+// batches. Target completions go to rank 1's message-port queue (an
+// explicit remote completion handle); rank 1 acks each batch, untimed, so
+// at most one batch of them is outstanding (gets need no target progress and
+// could otherwise run ahead of rank 1). Warm-up and time budget as
+// bench::timed_loop; the last batch's gets carry tag_get_last.
+result get_latency(context& c, size_t size) {
+  const bench::options& opt = *c.opt;
+  const double t = opt.timeout_s;
+  if (c.rank == 1)
+    std::memcpy(dst_bytes(c), src_bytes(c), size);
+  else
+    std::memset(dst_bytes(c), 0, size);
+  LCI_barrier();
+  result r{0, 0};
+  if (c.rank == 1) {
+    for (;;) {
+      LCI_request_t last;
+      wait_queue(c.remote_cq, getl_batch, LCI_LONG, t, "getl target completions", &last);
+      send_ack(c);
+      if (last.tag == tag_get_last) break;
+    }
+  } else {
+    LCI_lbuffer_t from = c.remote;
+    from.length = size;
+    auto batch = [&](bool last) {
+      const LCI_tag_t tag = last ? tag_get_last : tag_data;
+      for (long k = 0; k < getl_batch; ++k) {
+        post_retry(
+            [&] {
+              LCI_lbuffer_t into = c.dst;
+              into.length = size;
+              return LCI_getl(c.ep, &into, size, c.local_cq, c.peer, tag, from, c.peer_sink,
+                              nullptr);
+            },
+            "LCI_getl", t);
+        wait_queue(c.local_cq, 1, LCI_LONG, t, "a get's completion");
+      }
+    };
+    auto batch_acked = [&](bool last) {
+      post_ack(c);
+      batch(last);
+      wait_queue(c.remote_cq, 1, LCI_IMMEDIATE, t, "an ack");
+    };
+    const long warm_batches = (opt.warmup + getl_batch - 1) / getl_batch;
+    const long timed_batches = std::max<long>(1, (opt.iters + getl_batch - 1) / getl_batch);
+    double t0 = bench::now_s();
+    for (long b = 0; b < warm_batches && bench::now_s() - t0 <= opt.max_time_s / 2; ++b)
+      batch_acked(false);
+    std::vector<double> times;
+    t0 = bench::now_s();
+    for (long b = 0; b < timed_batches; ++b) {
+      const bool last = b + 1 == timed_batches || bench::now_s() - t0 > opt.max_time_s;
+      post_ack(c);
+      const double start = bench::now_s();
+      batch(last);
+      times.push_back(bench::now_s() - start);
+      wait_queue(c.remote_cq, 1, LCI_IMMEDIATE, t, "an ack");
+      if (last) break;
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    double total = 0;
+    for (double x : times) total += x;
+    const double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    const double per_batch = opt.median ? med : total / static_cast<double>(n);
+    r = {per_batch / static_cast<double>(getl_batch) * 1e6, static_cast<long>(n) * getl_batch};
+  }
+  LCI_barrier();
+  if (c.rank == 0) verify(c, size, "getl_lat");
+  return r;
 }
 
 }  // namespace
@@ -290,17 +376,19 @@ int main(int argc, char** argv) {
        [&](const char* v) { return (windows = std::atol(v)) > 0; }},
       {"--segment-all", nullptr, "local buffers named LCI_SEGMENT_ALL (registration cache)",
        [&](const char*) { return segment_all = true; }},
-      {"--tests", "LIST", "comma list of sendl, putl (default both)",
+      {"--tests", "LIST", "comma list of sendl, putl, getl (default sendl,putl)",
        [&](const char* v) {
          tests = v;
-         return tests.find("sendl") != std::string::npos || tests.find("putl") != std::string::npos;
+         return tests.find("sendl") != std::string::npos ||
+                tests.find("putl") != std::string::npos || tests.find("getl") != std::string::npos;
        }},
       {"--completion", "KIND", "accepted for symmetry with ofi_rma_bw; ignored",
        [&](const char*) { return true; }},
   };
   bench::parse_options(argc, argv,
                        "LCI long-message bandwidth (windows of W) and one-way latency between two\n"
-                       "ranks: LCI_sendl/LCI_recvl and LCI_putl into a registered remote buffer.\n"
+                       "ranks: LCI_sendl/LCI_recvl and LCI_putl into a registered remote buffer;\n"
+                       "with --tests getl also LCI_getl latency (one get, not halved).\n"
                        "Sizes: powers of 4 from --min-size to --max-size.",
                        opt, extra);
   if (opt.min_size < 2) opt.min_size = 2;  // byte 0 marks the last iteration
@@ -381,6 +469,7 @@ int main(int argc, char** argv) {
     };
     const bool do_sendl = tests.find("sendl") != std::string::npos;
     const bool do_putl = tests.find("putl") != std::string::npos;
+    const bool do_getl = tests.find("getl") != std::string::npos;
     for (size_t size : bench::size_ladder(opt.min_size, opt.max_size, 4)) {
       if (do_sendl) {
         report("sendl_bw", size, bandwidth(c, size, windows, false), windows, "GB/s");
@@ -390,6 +479,7 @@ int main(int argc, char** argv) {
         report("putl_bw", size, bandwidth(c, size, windows, true), windows, "GB/s");
         report("putl_lat", size, latency(c, size, true), opt.iters, "us");
       }
+      if (do_getl) report("getl_lat", size, get_latency(c, size), opt.iters, "us");
     }
 
     LCI_barrier();

@@ -160,7 +160,7 @@ struct result {
 };
 
 // Ping-pong of `size` bytes; value: one-way latency in microseconds.
-// noinline: callgrind_rtt collects inside this function only.
+// noinline: compare instructions collects inside this function only.
 __attribute__((noinline)) result pingpong(rdm_endpoint& ep, int rank, size_t size, uint32_t header,
                 const bench::options& opt) {
   const int peer = 1 - rank;
@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
   long thread_windows = 1000000;
   bool only_medium = false;
   std::vector<bench::extra_option> extra = {
-      {"--only-medium", nullptr, "run only the medium ping-pong (e.g. under callgrind_rtt)",
+      {"--only-medium", nullptr, "run only the medium ping-pong (e.g. under compare instructions)",
        [&](const char*) { return only_medium = true; }},
       {"--rate-threads", "LIST",
        "only the thread-scaling message rate, for these thread counts (e.g. 1,2,4); "
