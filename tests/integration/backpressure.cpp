@@ -12,20 +12,10 @@
 #include <cstring>
 #include <vector>
 
+#include "harness.hpp"
 #include "lci.h"
 
 namespace {
-int failures = 0;
-#define EXPECT(cond, ...)                                              \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      if (failures++ < 10) {                                           \
-        fprintf(stderr, "rank %d: check failed: %s: ", LCI_RANK, #cond); \
-        fprintf(stderr, __VA_ARGS__);                                  \
-        fprintf(stderr, "\n");                                         \
-      }                                                                \
-    }                                                                  \
-  } while (0)
 
 using clock_type = std::chrono::steady_clock;
 
@@ -118,5 +108,5 @@ int main() {
   }
   LCI_endpoint_free(&ep);
   LCI_finalize();
-  return failures ? 1 : 0;
+  return lci_test::report("backpressure");
 }

@@ -33,7 +33,9 @@
 
 #include "lci.h"
 
-#include "rdma_harness.hpp"
+#include "harness.hpp"
+
+using namespace lci_test;
 
 #ifndef LCI_TEST_DEBUG_BUILD
 #define LCI_TEST_DEBUG_BUILD 0

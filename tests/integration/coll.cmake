@@ -3,7 +3,7 @@
 # back on one tag, and every message-port completion type, at 1 to 5
 # processes over shm and tcp. Included from tests/integration/CMakeLists.txt.
 add_executable(collectives ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp)
-target_link_libraries(collectives PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(collectives PRIVATE lci_test_harness)
 target_compile_options(collectives PRIVATE -Wall -Wextra)
 foreach(prov shm tcp)
   foreach(np 1 2 3 4 5)

@@ -16,7 +16,9 @@
 // before the late rank entered.
 //
 // Options: --rounds N (default 2), --long-max BYTES (default 1.5 MiB).
-#include "rdma_harness.hpp"
+#include "harness.hpp"
+
+using namespace lci_test;
 
 namespace {
 

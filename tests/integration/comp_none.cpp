@@ -4,20 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "harness.hpp"
 #include "lci.h"
-
-namespace {
-int failures = 0;
-#define EXPECT(cond, ...)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      ++failures;                                                          \
-      fprintf(stderr, "rank %d: check failed: %s: ", LCI_RANK, #cond);     \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
-}  // namespace
 
 int main() {
   LCI_initialize();
@@ -62,6 +50,5 @@ int main() {
   LCI_queue_free(&cq);
   EXPECT(cq == nullptr, "queue_free did not clear the handle");
   LCI_finalize();
-  if (!failures) printf("rank %d: comp_none passed\n", LCI_RANK);
-  return failures ? 1 : 0;
+  return lci_test::report("comp_none");
 }

@@ -31,7 +31,9 @@
 
 #include "lci.h"
 
-#include "rdma_harness.hpp"
+#include "harness.hpp"
+
+using namespace lci_test;
 #include "test_hooks.h"
 
 namespace {
@@ -60,6 +62,7 @@ struct raw {
 template <typename... T>
 std::vector<char> words(T... v) {
   std::vector<char> out;
+  out.reserve(sizeof...(v) * sizeof(uint64_t));
   for (uint64_t x : {static_cast<uint64_t>(v)...}) {
     const char* p = reinterpret_cast<const char*>(&x);
     out.insert(out.end(), p, p + sizeof(x));

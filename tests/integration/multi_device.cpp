@@ -5,19 +5,10 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "harness.hpp"
 #include "lci.h"
 
 namespace {
-int failures = 0;
-#define EXPECT(cond, ...)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      ++failures;                                                          \
-      fprintf(stderr, "rank %d: check failed: %s: ", LCI_RANK, #cond);     \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
 
 constexpr int ndev = 3;
 
@@ -106,6 +97,5 @@ int main() {
     LCI_device_free(&dev[d]);
   }
   LCI_finalize();
-  if (!failures) printf("rank %d: multi_device passed\n", LCI_RANK);
-  return failures ? 1 : 0;
+  return lci_test::report("multi_device");
 }

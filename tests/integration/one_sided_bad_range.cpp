@@ -28,7 +28,9 @@
 
 #include "lci.h"
 
-#include "rdma_harness.hpp"
+#include "harness.hpp"
+
+using namespace lci_test;
 
 namespace {
 

@@ -1,7 +1,7 @@
 # Protocol edge cases (protocol_edges.cpp), over shm and tcp. Included from
 # tests/integration/CMakeLists.txt.
 add_executable(protocol_edges ${CMAKE_CURRENT_LIST_DIR}/protocol_edges.cpp)
-target_link_libraries(protocol_edges PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(protocol_edges PRIVATE lci_test_harness)
 target_compile_options(protocol_edges PRIVATE -Wall -Wextra)
 
 foreach(prov shm tcp)
@@ -26,7 +26,7 @@ endforeach()
 # Receive capacities, medium-buffer frees and segment/device pairing
 # (buffer_checks.cpp); its debug-build expectations follow LCI_DEBUG.
 add_executable(buffer_checks ${CMAKE_CURRENT_LIST_DIR}/buffer_checks.cpp)
-target_link_libraries(buffer_checks PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(buffer_checks PRIVATE lci_test_harness)
 target_compile_options(buffer_checks PRIVATE -Wall -Wextra)
 if(LCI_DEBUG)
   target_compile_definitions(buffer_checks PRIVATE LCI_TEST_DEBUG_BUILD=1)

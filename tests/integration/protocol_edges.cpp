@@ -37,7 +37,9 @@
 
 #include "lci.h"
 
-#include "rdma_harness.hpp"
+#include "harness.hpp"
+
+using namespace lci_test;
 #include "test_hooks.h"
 
 namespace {

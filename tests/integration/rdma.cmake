@@ -6,7 +6,7 @@ set(lci_rdma_tests long_two_sided long_threads memory_reuse one_sided_medium one
     one_sided_bad_range one_sided_putla_refused iovec fence)
 foreach(name ${lci_rdma_tests})
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cpp)
-  target_link_libraries(${name} PRIVATE LCI::lci Threads::Threads)
+  target_link_libraries(${name} PRIVATE lci_test_harness)
   target_compile_options(${name} PRIVATE -Wall -Wextra)
 endforeach()
 
@@ -46,7 +46,7 @@ lci_add_launched_test(NAME integration.one_sided_long.big.shm.np2 TARGET one_sid
 # fork() while other threads are inside the hooks: every child must run and
 # exit (fork_hooks.cpp). LCI_USE_DREG=1 so that a cache listens to the hooks.
 add_executable(fork_hooks ${CMAKE_CURRENT_LIST_DIR}/fork_hooks.cpp)
-target_link_libraries(fork_hooks PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(fork_hooks PRIVATE lci_test_harness)
 target_compile_options(fork_hooks PRIVATE -Wall -Wextra)
 foreach(prov shm tcp)
   lci_add_launched_test(NAME integration.memory.fork_hooks.${prov}.np1 TARGET fork_hooks

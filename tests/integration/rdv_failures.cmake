@@ -1,7 +1,7 @@
 # Failures inside a rendezvous (rdv_failures.cpp), over shm and tcp.
 # Included from tests/integration/CMakeLists.txt.
 add_executable(rdv_failures ${CMAKE_CURRENT_LIST_DIR}/rdv_failures.cpp)
-target_link_libraries(rdv_failures PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(rdv_failures PRIVATE lci_test_harness)
 target_compile_options(rdv_failures PRIVATE -Wall -Wextra)
 
 foreach(prov shm tcp)
@@ -20,7 +20,7 @@ endforeach()
 
 # Malformed messages from a peer are dropped with a warning (header_validation.cpp).
 add_executable(header_validation ${CMAKE_CURRENT_LIST_DIR}/header_validation.cpp)
-target_link_libraries(header_validation PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(header_validation PRIVATE lci_test_harness)
 target_compile_options(header_validation PRIVATE -Wall -Wextra)
 foreach(prov shm tcp)
   lci_add_launched_test(NAME integration.header_validation.${prov}.np2
@@ -34,7 +34,7 @@ endforeach()
 # A process outside the job (another user id where possible) sends forged
 # messages and RDMA operations to a rank over tcp (outsider.sh).
 add_executable(outsider_job ${CMAKE_CURRENT_LIST_DIR}/outsider_job.cpp)
-target_link_libraries(outsider_job PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(outsider_job PRIVATE lci_test_harness)
 target_compile_options(outsider_job PRIVATE -Wall -Wextra)
 add_executable(outsider_attacker ${CMAKE_CURRENT_LIST_DIR}/outsider_attacker.cpp)
 target_link_libraries(outsider_attacker PRIVATE Fabric::fabric)

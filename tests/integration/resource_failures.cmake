@@ -1,7 +1,7 @@
 # Resources the network refuses (resource_failures.cpp), over shm and tcp.
 # Included from tests/integration/CMakeLists.txt.
 add_executable(resource_failures ${CMAKE_CURRENT_LIST_DIR}/resource_failures.cpp)
-target_link_libraries(resource_failures PRIVATE LCI::lci Threads::Threads)
+target_link_libraries(resource_failures PRIVATE lci_test_harness)
 target_compile_options(resource_failures PRIVATE -Wall -Wextra)
 
 foreach(prov shm tcp)

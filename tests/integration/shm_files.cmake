@@ -4,7 +4,7 @@
 # region by default do not stop a job (shm_files.cpp, shm_files.sh).
 # Included from tests/integration/CMakeLists.txt.
 add_executable(shm_files shm_files.cpp)
-target_link_libraries(shm_files PRIVATE LCI::lci)
+target_link_libraries(shm_files PRIVATE lci_test_harness)
 
 set(lci_shm_files_check sh ${CMAKE_CURRENT_SOURCE_DIR}/shm_files.sh)
 set(lci_shm_files_env LCI_BACKEND=ofi FI_PROVIDER=shm)

@@ -17,25 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "harness.hpp"
 #include "lci.h"
 
 namespace {
 
 int g_threads = 1;
-std::atomic<long> g_failures{0};
-std::atomic<long> g_checks{0};
-
-#define EXPECT(cond, ...)                                                    \
-  do {                                                                       \
-    g_checks.fetch_add(1, std::memory_order_relaxed);                        \
-    if (!(cond)) {                                                           \
-      if (g_failures.fetch_add(1) < 20) {                                    \
-        fprintf(stderr, "rank %d: check failed: %s: ", LCI_RANK, #cond);     \
-        fprintf(stderr, __VA_ARGS__);                                        \
-        fprintf(stderr, "\n");                                               \
-      }                                                                      \
-    }                                                                        \
-  } while (0)
 
 // A reusable barrier for the threads of one rank.
 class thread_barrier {
@@ -69,14 +56,7 @@ const char* op_name(op o) {
   }
   return "?";
 }
-const char* comp_name(LCI_comp_type_t t) {
-  switch (t) {
-    case LCI_COMPLETION_QUEUE: return "queue";
-    case LCI_COMPLETION_SYNC: return "sync";
-    case LCI_COMPLETION_HANDLER: return "handler";
-    default: return "none";
-  }
-}
+using lci_test::comp_name;
 
 constexpr int msgs_per_peer = 2;
 
@@ -375,7 +355,7 @@ int main(int argc, char** argv) {
             thread_run(rs, 0, tb);
             for (auto& th : threads) th.join();
             ++runs;
-            if (g_failures.load()) {
+            if (lci_test::g_failures.load()) {
               fprintf(stderr, "rank %d: FAILED run: %s, %s match, %s completion, %zu bytes, %s\n",
                       LCI_RANK, op_name(kind), match == LCI_MATCH_TAG ? "tag" : "rank+tag",
                       comp_name(comp), rs.size, late ? "receive after arrival" : "receive first");
@@ -387,6 +367,6 @@ int main(int argc, char** argv) {
     }
   LCI_finalize();
   printf("rank %d: two_sided passed: %d runs, %ld checks, %d threads\n", LCI_RANK, runs,
-         g_checks.load(), g_threads);
+         lci_test::g_checks.load(), g_threads);
   return 0;
 }

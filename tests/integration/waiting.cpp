@@ -23,19 +23,10 @@
 #include <thread>
 #include <vector>
 
+#include "harness.hpp"
 #include "lci.h"
 
 namespace {
-std::atomic<int> failures{0};
-#define EXPECT(cond, ...)                                              \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      failures.fetch_add(1);                                           \
-      fprintf(stderr, "rank %d: check failed: %s: ", LCI_RANK, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                    \
-      fprintf(stderr, "\n");                                           \
-    }                                                                  \
-  } while (0)
 
 constexpr LCI_tag_t fiber_base = 0, tbb_base = 20000, go_tag = 30000, late_tag = 30001;
 
@@ -193,6 +184,5 @@ int main(int argc, char** argv) {
   LCI_barrier();
   LCI_endpoint_free(&g_ep);
   LCI_finalize();
-  if (!failures) printf("rank %d: waiting passed\n", LCI_RANK);
-  return failures ? 1 : 0;
+  return lci_test::report("waiting");
 }

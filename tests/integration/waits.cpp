@@ -8,19 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "harness.hpp"
 #include "lci.h"
 
 namespace {
-int failures = 0;
-#define EXPECT(cond, ...)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      ++failures;                                                          \
-      fprintf(stderr, "rank %d: check failed: %s: ", LCI_RANK, #cond);     \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
 
 constexpr int k = 8;
 
@@ -125,6 +116,5 @@ int main() {
   progress.join();
   LCI_endpoint_free(&eps);
   LCI_finalize();
-  if (!failures) printf("rank %d: waits passed\n", LCI_RANK);
-  return failures ? 1 : 0;
+  return lci_test::report("waits");
 }

@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "lci.h"
-#include "rdma_harness.hpp"
+#include "harness.hpp"
+
+using namespace lci_test;
 
 namespace {
 
