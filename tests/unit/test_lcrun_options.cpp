@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/lcrun_test_text.hpp"
 #include "tools/lcrun/options.hpp"
 
 namespace lcrun = lci::lcrun;
@@ -29,17 +30,6 @@ std::string split_error(const std::string& text) {
   std::string why;
   CHECK_FALSE(lcrun::split_words(text, w, why));
   return why;
-}
-
-// Everything written to f since it was created.
-std::string contents(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-  std::fclose(f);
-  return text;
 }
 
 // parse_options on "lcrun args...", with LCRUN_TIMEOUT set to timeout (or
@@ -67,8 +57,8 @@ parsed parse(std::initializer_list<const char*> args, const char* timeout = null
   parsed p;
   p.status = lcrun::parse_options(static_cast<int>(storage.size()), argv.data(), p.opts, out, err);
   ::unsetenv("LCRUN_TIMEOUT");
-  p.out = contents(out);
-  p.err = contents(err);
+  p.out = lcrun_test::take_text(out);
+  p.err = lcrun_test::take_text(err);
   return p;
 }
 
