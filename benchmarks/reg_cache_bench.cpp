@@ -31,59 +31,9 @@
 
 #include "common.hpp"
 #include "lci/mem/reg_cache.hpp"
+#include "resources/micro.hpp"
 
 namespace {
-
-struct config {
-  long iters = 1000000;
-  int threads = 2;
-  bool csv = false;
-  bool pin = true;
-};
-
-void usage(FILE* f) {
-  std::fprintf(f,
-               "Usage: reg_cache_bench [options]\n\n"
-               "Times lci::reg_cache acquire+release (the LCI_SEGMENT_ALL registration cache)\n"
-               "with a dummy register callback: hits on one buffer, on sub-ranges of a region,\n"
-               "through the shared index, misses; 1 and T threads. Prints ns per operation\n"
-               "(median of 5 rounds after a warm-up).\n\n"
-               "Options:\n"
-               "  --iters N      operations per thread and measurement (default 1000000)\n"
-               "  --threads T    threads of the multi-threaded measurements (default 2)\n"
-               "  --csv          print CSV lines regcache,test,bytes,value,unit\n"
-               "  --no-pin       do not pin thread i to the i-th allowed CPU\n"
-               "  --help         print this help\n");
-}
-
-config parse(int argc, char** argv) {
-  config c;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> long {
-      if (i + 1 >= argc) bench::die("reg_cache_bench", a + " needs a value");
-      char* end = nullptr;
-      long v = std::strtol(argv[++i], &end, 10);
-      if (*end || v < 1) bench::die("reg_cache_bench", "bad value for " + a);
-      return v;
-    };
-    if (a == "--help" || a == "-h") {
-      usage(stdout);
-      std::exit(0);
-    } else if (a == "--iters") {
-      c.iters = value();
-    } else if (a == "--threads") {
-      c.threads = static_cast<int>(std::min(value(), 64L));
-    } else if (a == "--csv") {
-      c.csv = true;
-    } else if (a == "--no-pin") {
-      c.pin = false;
-    } else {
-      bench::die("reg_cache_bench", "unknown option '" + a + "' (see --help)");
-    }
-  }
-  return c;
-}
 
 // A fake NIC: a handle is a counter (never null); deregistration is free.
 std::atomic<uintptr_t> g_handles{1};
@@ -94,37 +44,6 @@ lci::reg_cache make_cache() {
         return reinterpret_cast<void*>(g_handles.fetch_add(1, std::memory_order_relaxed));
       },
       [](void*) {});
-}
-
-// Runs body(thread index, operations) on n threads that start together:
-// once untimed with a tenth of the operations (warm-up), then `reps` timed
-// rounds of `ops`. Returns the median over rounds of the slowest thread's
-// seconds (the machine may be shared: a median ignores a disturbed round).
-template <typename Body>
-double run_threads(int n, bool pin, long ops, Body&& body, int reps = 5) {
-  std::atomic<int> ready{0};
-  std::vector<std::vector<double>> seconds(static_cast<size_t>(reps),
-                                           std::vector<double>(static_cast<size_t>(n)));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < n; ++t)
-    threads.emplace_back([&, t] {
-      if (pin) bench::pin_to_cpu(t);
-      body(t, std::max<long>(1, ops / 10));
-      for (int r = 0; r < reps; ++r) {
-        // Round r starts once all threads arrived: ready reaches n * (r + 1).
-        ready.fetch_add(1);
-        while (ready.load() < n * (r + 1)) bench::cpu_pause();
-        const double t0 = bench::now_s();
-        body(t, ops);
-        seconds[static_cast<size_t>(r)][static_cast<size_t>(t)] = bench::now_s() - t0;
-      }
-    });
-  for (std::thread& th : threads) th.join();
-  std::vector<double> slowest;
-  for (const std::vector<double>& round : seconds)
-    slowest.push_back(*std::max_element(round.begin(), round.end()));
-  std::sort(slowest.begin(), slowest.end());
-  return slowest[slowest.size() / 2];
 }
 
 // Random [offset, offset+length) pairs inside a region of `region` bytes.
@@ -143,7 +62,12 @@ struct subranges {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const config cfg = parse(argc, argv);
+  const micro::config cfg = micro::parse(
+      argc, argv, "reg_cache_bench",
+      "Times lci::reg_cache acquire+release (the LCI_SEGMENT_ALL registration cache)\n"
+      "with a dummy register callback: hits on one buffer, on sub-ranges of a region,\n"
+      "through the shared index, misses; 1 and T threads. Prints ns per operation\n"
+      "(median of 5 rounds after a warm-up).");
   const long n = cfg.iters;
   bench::printer out("regcache", cfg.csv);
   out.config("impl", "lci::reg_cache with a dummy register callback (no network)");
@@ -165,12 +89,12 @@ int main(int argc, char** argv) {
     // The region stays registered (one use held) for the sub-range tests.
     lci::reg_region* whole = cache.acquire(region, region_bytes);
 
-    double s = run_threads(1, cfg.pin, n, [&](int, long ops) {
+    double s = micro::run_threads(1, cfg.pin, n, [&](int, long ops) {
       for (long i = 0; i < ops; ++i) cache.release(cache.acquire(region, buffer_bytes));
     });
     out.row("hit", buffer_bytes, ns_per_op(s), "ns/op");
 
-    s = run_threads(1, cfg.pin, n, [&](int, long ops) {
+    s = micro::run_threads(1, cfg.pin, n, [&](int, long ops) {
       for (long i = 0; i < ops; ++i) {
         const size_t k = static_cast<size_t>(i) & 4095;
         cache.release(cache.acquire(region + ranges.offset[k], ranges.length[k]));
@@ -186,24 +110,24 @@ int main(int argc, char** argv) {
         mmap(nullptr, nbuf * stride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (bufs == MAP_FAILED) bench::die("reg_cache_bench", "mmap failed");
     for (int b = 0; b < nbuf; ++b) cache.release(cache.acquire(bufs + b * stride, page));
-    s = run_threads(1, cfg.pin, n, [&](int, long ops) {
+    s = micro::run_threads(1, cfg.pin, n, [&](int, long ops) {
       for (long i = 0; i < ops; ++i) cache.release(cache.acquire(bufs + (i % nbuf) * stride, page));
     });
     out.row("hit_index", page, ns_per_op(s), "ns/op");
 
     if (cfg.threads > 1) {
       const int t = cfg.threads;
-      s = run_threads(t, cfg.pin, n, [&](int, long ops) {
+      s = micro::run_threads(t, cfg.pin, n, [&](int, long ops) {
         for (long i = 0; i < ops; ++i) cache.release(cache.acquire(region, buffer_bytes));
       });
       out.row(("hit_shared_" + std::to_string(t) + "t").c_str(), buffer_bytes, ns_per_op(s),
               "ns/op");
-      s = run_threads(t, cfg.pin, n, [&](int th, long ops) {
+      s = micro::run_threads(t, cfg.pin, n, [&](int th, long ops) {
         char* mine = bufs + th % nbuf * stride;
         for (long i = 0; i < ops; ++i) cache.release(cache.acquire(mine, page));
       });
       out.row(("hit_private_" + std::to_string(t) + "t").c_str(), page, ns_per_op(s), "ns/op");
-      s = run_threads(t, cfg.pin, n, [&](int th, long ops) {
+      s = micro::run_threads(t, cfg.pin, n, [&](int th, long ops) {
         for (long i = 0; i < ops; ++i) {
           const size_t k = (static_cast<size_t>(i) + static_cast<size_t>(th) * 977) & 4095;
           cache.release(cache.acquire(region + ranges.offset[k], ranges.length[k]));
@@ -221,7 +145,7 @@ int main(int argc, char** argv) {
     lci::reg_cache cache = make_cache();
     const long pages = std::min<long>(n, static_cast<long>(region_bytes / 8192) * 10 / 11);
     long next = 0;  // the first page not registered yet (warm-up included)
-    const double s = run_threads(
+    const double s = micro::run_threads(
         1, cfg.pin, pages,
         [&](int, long ops) {
           for (long i = 0; i < ops; ++i, ++next)
