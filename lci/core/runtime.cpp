@@ -191,7 +191,7 @@ void runtime_barrier_with(device& also) {
 void runtime_initialize() {
   config_parse();
 #ifdef LCI_PROFILE
-  if (const char* e = std::getenv("LCI_PRINT_PROFILE")) g_print_profile = std::strcmp(e, "1") == 0;
+  g_print_profile = settings().print_profile;
 #endif
   g_runtime = new runtime;
   runtime& rt = *g_runtime;

@@ -394,6 +394,16 @@ LCI_API LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI
                                     LCI_tag_t tag, LCI_comp_t completion, void* user_context,
                                     LCIX_collective_t* coll);
 
+/* Configuration. LCIX_config_print writes every LCI_* setting to out
+ * (stdout when NULL), one per line: name, effective value, where it came
+ * from (default, environment, or derived from other settings) and a line of
+ * help; the settings read by the bootstrap and those accepted without effect
+ * (with the reason) follow in sections of their own. After LCI_initialize
+ * it prints the values in force; before, it parses the environment the same
+ * way without applying anything (a malformed value is printed as the
+ * message LCI_initialize would stop with). */
+LCI_API void LCIX_config_print(FILE* out);
+
 #ifdef __cplusplus
 }
 #endif
