@@ -4,18 +4,22 @@
 // mpirun/srun/mpiexec, and proves that the launcher and the network come
 // up), then rank 0 prints a `key: value` report (or JSON with --json):
 // which bootstrap and why, which backend, the libfabric provider, fabric
-// and domain with their limits, and LCI's effective limits.
+// and domain with their limits, and every LCI setting with its effective
+// value and where it came from (default, environment, derived).
 //
 // How it reaches internals: the bootstrap choice comes from
 // lci::bootstrap::choose() (lci_bootstrap, decided from the environment
 // alone, exactly as LCI_initialize decides it); the provider comes from the
 // same fi_getinfo query the ofi backend makes (lci/backend/ofi/hints.cpp,
-// compiled in); LCI's limits are the globals of lci.h, read after
-// LCI_initialize has parsed the environment.
+// compiled in); the settings are those LCI_initialize parsed
+// (lci::current_config(), the table of lci/core/config.cpp), printed by
+// LCIX_config_print, and the backend decision is made from them by
+// lci::net::choose_backend, as a device makes it.
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +36,8 @@
 #include "lci/backend/ibv/probe.hpp"
 #endif
 #include "lci/bootstrap/bootstrap.hpp"
+#include "lci/core/config.hpp"
+#include "lci/core/config_values.hpp"
 
 namespace {
 
@@ -40,7 +46,8 @@ const char usage[] =
     "\n"
     "Prints what LCI would use when started this way: the bootstrap (and why it\n"
     "was chosen), the network backend, the libfabric provider, fabric and domain\n"
-    "with their limits, and LCI's effective limits after reading LCI_* variables.\n"
+    "with their limits, and every LCI_* setting: its effective value, where it\n"
+    "came from (default, environment, derived) and what it does.\n"
     "Run it by hand, or under a launcher to check that launcher:\n"
     "  lci_info                     rank 0 of 1 (local bootstrap)\n"
     "  lcrun -n 2 lci_info          PMI-1 through lcrun\n"
@@ -141,10 +148,9 @@ void describe_ofi(report& r, const char* bootstrap_name) {
     return;
   }
   // The entry the device would open (see choose_info).
-  const char* limit_env = std::getenv("LCI_OFI_CQ_DATA_SIZE");
   lci::ofi::cq_data_plan plan;
-  const fi_info* chosen =
-      lci::ofi::choose_info(info, limit_env ? std::strtoul(limit_env, nullptr, 10) : 0, &plan);
+  const fi_info* chosen = lci::ofi::choose_info(
+      info, static_cast<size_t>(lci::current_config().ofi_cq_data_size), &plan);
   if (chosen == nullptr) {
     r.text("ofi.provider", std::string("none usable (") + info->fabric_attr->prov_name +
                                ": too little immediate data)");
@@ -191,19 +197,15 @@ void describe_ofi(report& r, const char* bootstrap_name) {
 
 // The backend a device opens, and why: the same decision as
 // lci::net::process_backend() (lci/backend/select.hpp over the same probe),
-// made from the same environment (LCI_initialize has already rejected a
-// malformed LCI_BACKEND).
+// made from the settings LCI_initialize parsed.
 lci::net::backend_choice describe_backend(report& r) {
-  const char* env = std::getenv("LCI_BACKEND");
-  const std::string request = env ? env : "";
+  const lci::config& cfg = lci::current_config();
+  const std::string& request = cfg.backend_request;
   std::string unavailable;
 #ifdef LCI_HAVE_IBV
   const bool built = true;
   std::vector<lci::ibv::device_info> devs;
-  const char* want_dev = std::getenv("LCI_IBV_DEVICE");
-  const char* want_port = std::getenv("LCI_IBV_PORT");
-  const lci::ibv::port_choice port = lci::ibv::probe_port(want_dev ? want_dev : "",
-                                                          want_port ? std::atoi(want_port) : 0, &devs);
+  const lci::ibv::port_choice port = lci::ibv::probe_port(cfg.ibv_device, cfg.ibv_port, &devs);
   if (port.device < 0) unavailable = port.error;
 #else
   const bool built = false;
@@ -237,26 +239,27 @@ lci::net::backend_choice describe_backend(report& r) {
   return c;
 }
 
-void describe_lci(report& r) {
+// LCI's version and run-time facts; in JSON also every setting of the
+// configuration table (its value, and NAME.source: default, environment or
+// derived). Text output prints the table itself (LCIX_config_print).
+void describe_lci(report& r, bool json) {
   r.text("lci.version", std::to_string(LCI_VERSION_MAJOR) + "." +
                             std::to_string(LCI_VERSION_MINOR) + "." +
                             std::to_string(LCI_VERSION_PATCH));
   r.number("lci.num_processes", LCI_NUM_PROCESSES);
   r.number("LCI_SHORT_SIZE", LCI_SHORT_SIZE);
-  r.number("LCI_MEDIUM_SIZE", LCI_MEDIUM_SIZE);
-  r.number("LCI_PACKET_SIZE", LCI_PACKET_SIZE);
-  r.number("LCI_MAX_SINGLE_MESSAGE_SIZE",
-           static_cast<unsigned long long>(LCI_MAX_SINGLE_MESSAGE_SIZE));
-  r.number("LCI_MAX_TAG", LCI_MAX_TAG);
-  r.number("LCI_IOVEC_SIZE", LCI_IOVEC_SIZE);
-  r.number("LCI_SERVER_NUM_PKTS", LCI_SERVER_NUM_PKTS);
-  r.number("LCI_SERVER_MAX_RECVS", LCI_SERVER_MAX_RECVS);
-  r.number("LCI_DEFAULT_QUEUE_LENGTH", LCI_DEFAULT_QUEUE_LENGTH);
-  r.number("LCI_MAX_QUEUE_LENGTH", LCI_MAX_QUEUE_LENGTH);
-  r.number("LCI_DEFAULT_TABLE_LENGTH", LCI_DEFAULT_TABLE_LENGTH);
-  r.number("LCI_MAX_ENDPOINTS", LCI_MAX_ENDPOINTS);
   r.number("LCI_NUM_DEVICES", LCI_NUM_DEVICES);
-  r.text("LCI_RDV_PROTOCOL", LCI_RDV_PROTOCOL == LCI_RDV_WRITE ? "write" : "writeimm");
+  if (!json) return;
+  for (const lci::config_row& row : lci::config_rows(lci::current_config())) {
+    long long v = 0;
+    if (lci::parse_decimal(row.value.c_str(), LLONG_MIN, LLONG_MAX, v))
+      r.number(row.name, v);
+    else
+      r.text(row.name, row.value);
+    r.text(std::string(row.name) + ".source", lci::to_string(row.source));
+    if (row.category != lci::config_category::effective)
+      r.text(std::string(row.name) + ".category", lci::to_string(row.category));
+  }
 }
 
 }  // namespace
@@ -294,11 +297,14 @@ int main(int argc, char** argv) {
     // fallback, and the ofi benchmarks use it).
     describe_backend(r);
     describe_ofi(r, boot.name);
-    describe_lci(r);
-    if (json)
+    describe_lci(r, json);
+    if (json) {
       r.print_json(stdout);
-    else
+    } else {
       r.print_text(stdout);
+      std::fputs("\n", stdout);
+      LCIX_config_print(stdout);
+    }
     std::fflush(stdout);
   }
   LCI_finalize();
