@@ -307,3 +307,38 @@ TEST_CASE("printed table: every row with value and source, sections apart") {
   CHECK(text.find("LCI_MEDIUM_SIZE                      8192         derived") !=
         std::string::npos);
 }
+
+TEST_CASE("LCIX_config_print before LCI_initialize: a parse of the environment, nothing applied") {
+  auto capture = [] {
+    char* buf = nullptr;
+    size_t size = 0;
+    FILE* f = open_memstream(&buf, &size);
+    REQUIRE(f != nullptr);
+    LCIX_config_print(f);
+    fclose(f);
+    std::string s(buf, size);
+    free(buf);
+    return s;
+  };
+  setenv("LCI_PACKET_SIZE", "8256", 1);
+  setenv("LCI_LOG_LEVEL", "trace", 1);
+  std::string text = capture();
+  CHECK(text.find("LCI_PACKET_SIZE                      8256         environment") !=
+        std::string::npos);
+  CHECK(text.find("LCI_MEDIUM_SIZE                      8192         derived") !=
+        std::string::npos);
+  CHECK(text.find("LCI_LOG_LEVEL                        trace        environment") !=
+        std::string::npos);
+  // Nothing was applied: the stored settings and the log level are untouched.
+  CHECK(lci::current_config().packet_size == LCI_PACKET_SIZE_DEFAULT);
+  CHECK(lci::current_config().sources == lci::config_defaults().sources);
+  CHECK(LCI_PACKET_SIZE == LCI_PACKET_SIZE_DEFAULT);
+
+  setenv("LCI_PACKET_SIZE", "12abc", 1);
+  text = capture();
+  CHECK(text ==
+        "# LCI_initialize would stop: environment variable LCI_PACKET_SIZE=\"12abc\" is malformed "
+        "(expected a decimal integer in [-2147483648, 2147483647])\n");
+  unsetenv("LCI_PACKET_SIZE");
+  unsetenv("LCI_LOG_LEVEL");
+}
