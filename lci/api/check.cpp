@@ -48,6 +48,22 @@ LCI_error_t check_endpoint(const char* call, LCI_endpoint_t ep) {
   return check_handle(call, "ep", ep, handle_kind::endpoint);
 }
 
+LCI_error_t check_send(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag) {
+  LCI_error_t rc = check_endpoint(call, ep);
+  if (rc == LCI_OK) rc = check_rank(call, rank, false);
+  if (rc == LCI_OK) rc = check_tag(call, tag);
+  return rc;
+}
+
+LCI_error_t check_recv(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag) {
+  LCI_error_t rc = check_endpoint(call, ep);
+  if (rc != LCI_OK) return rc;
+  if (reinterpret_cast<const endpoint*>(ep)->match_type == LCI_MATCH_RANKTAG)
+    rc = check_rank(call, rank, false);
+  if (rc == LCI_OK) rc = check_tag(call, tag);
+  return rc;
+}
+
 LCI_error_t check_device(const char* call, LCI_device_t device) {
   return check_handle(call, "device", device, handle_kind::device);
 }

@@ -19,6 +19,11 @@ LCI_error_t fail(const char* call, const char* fmt, ...) __attribute__((format(p
 LCI_error_t check_handle(const char* call, const char* arg, const void* handle, handle_kind kind);
 LCI_error_t check_comp_any(const char* call, const char* arg, LCI_comp_t comp);
 LCI_error_t check_endpoint(const char* call, LCI_endpoint_t ep);
+// Every send and one-sided call: endpoint, destination rank, tag.
+LCI_error_t check_send(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag);
+// Every receive: endpoint, source rank (a tag-matching endpoint ignores
+// it), tag.
+LCI_error_t check_recv(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag);
 LCI_error_t check_device(const char* call, LCI_device_t device);
 LCI_error_t check_rank(const char* call, int rank, bool allow_any);
 LCI_error_t check_tag(const char* call, LCI_tag_t tag);

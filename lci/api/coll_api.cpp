@@ -64,9 +64,9 @@
 #include "lci/comp/signal.hpp"
 #include "lci/util/log.hpp"
 #include "lci/core/memory.hpp"
-#include "lci/core/rdma.hpp"
+#include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
-#include "lci/core/two_sided.hpp"
+#include "lci/core/eager.hpp"
 
 using namespace lci;
 
@@ -181,12 +181,12 @@ void note_flag(coll* c, const coll_slot& s) {
 
 // An empty message: zero-length medium, eager, complete at return.
 LCI_error_t send_empty(coll* c, int rank) {
-  return send_eager(c->ep, msg_kind::medium, nullptr, 0, rank, c->tag, nullptr, nullptr);
+  return to_error(send_eager(c->ep, msg_kind::medium, nullptr, 0, rank, c->tag, nullptr, nullptr));
 }
 
 LCI_error_t send_long(coll* c, int rank, coll_slot* slot) {
   slot->done.store(false, std::memory_order_relaxed);
-  return start_send_long(c->ep, c->lbuf, rank, c->tag, internal_comp(), slot, false, 0, true);
+  return to_error(start_send_long(c->ep, c->lbuf, rank, c->tag, internal_comp(), slot, false, 0, true));
 }
 
 // allreducem: the result (or partial result) travels in a reserved pool
@@ -194,20 +194,20 @@ LCI_error_t send_long(coll* c, int rank, coll_slot* slot) {
 LCI_error_t send_reserved(coll* c, int rank) {
   char* b = c->reserved[c->nreserved - 1];
   if (c->mbuf.length) memcpy(b, c->mbuf.address, c->mbuf.length);
-  LCI_error_t rc =
-      send_eager(c->ep, msg_kind::medium, b, c->mbuf.length, rank, c->tag, nullptr, nullptr);
+  LCI_error_t rc = to_error(
+      send_eager(c->ep, msg_kind::medium, b, c->mbuf.length, rank, c->tag, nullptr, nullptr));
   if (rc == LCI_OK) --c->nreserved;
   return rc;
 }
 
 void recv_medium(coll* c, int rank, void* buffer, size_t length, coll_slot* slot,
                  bool want_packet = false) {
-  post_recv(c->ep, msg_kind::medium, rank, c->tag, buffer, length, want_packet, internal_comp(),
+  post_recv(c->ep, rank, c->tag, buffer, length, want_packet, internal_comp(),
             slot, nullptr, nullptr, true);
 }
 
 void recv_long(coll* c, int rank, const LCI_lbuffer_t& b, coll_slot* slot) {
-  post_recv(c->ep, msg_kind::rts, rank, c->tag, b.address, b.length, false, internal_comp(), slot,
+  post_recv(c->ep, rank, c->tag, b.address, b.length, false, internal_comp(), slot,
             b.segment, nullptr, true);
 }
 
@@ -265,8 +265,8 @@ LCI_error_t send_up(coll* c) {
       return send_empty(c, c->parent);
     case coll_kind::bcastm:
       if (!c->holds_root) return send_empty(c, c->parent);
-      return send_eager(c->ep, msg_kind::medium, c->mbuf.address, c->mbuf.length, c->parent,
-                        c->tag, nullptr, nullptr);
+      return to_error(send_eager(c->ep, msg_kind::medium, c->mbuf.address, c->mbuf.length, c->parent,
+                        c->tag, nullptr, nullptr));
     case coll_kind::bcastl:
       if (!c->holds_root) return send_empty(c, c->parent);
       c->up_send_long = true;
@@ -314,8 +314,8 @@ LCI_error_t send_down(coll* c, int i) {
       return send_empty(c, child);
     case coll_kind::bcastm:
       if (i == c->root_child) return send_empty(c, child);
-      return send_eager(c->ep, msg_kind::medium, c->mbuf.address, c->mbuf.length, child, c->tag,
-                        nullptr, nullptr);
+      return to_error(send_eager(c->ep, msg_kind::medium, c->mbuf.address, c->mbuf.length, child, c->tag,
+                        nullptr, nullptr));
     case coll_kind::bcastl:
       if (i == c->root_child) return send_empty(c, child);
       c->down_send_long[i] = true;

@@ -13,7 +13,6 @@
 using namespace lci;
 
 namespace {
-device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
 }  // namespace
 
 size_t LCI_get_iovec_piggy_back_size(int count) {

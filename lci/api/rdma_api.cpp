@@ -3,34 +3,15 @@
 
 #include "lci.h"
 #include "lci/api/check.hpp"
-#include "lci/core/rdma.hpp"
+#include "lci/core/fence.hpp"
+#include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
-#include "lci/core/two_sided.hpp"
+#include "lci/core/eager.hpp"
 
 using namespace lci;
 
 namespace {
-endpoint* to_endpoint(LCI_endpoint_t e) { return reinterpret_cast<endpoint*>(e); }
-
-[[maybe_unused]] LCI_error_t check_peer(const char* call, LCI_endpoint_t ep, int rank,
-                                        LCI_tag_t tag) {
-  LCI_error_t rc = debug::check_endpoint(call, ep);
-  if (rc == LCI_OK) rc = debug::check_rank(call, rank, false);
-  if (rc == LCI_OK) rc = debug::check_tag(call, tag);
-  return rc;
-}
-
-[[maybe_unused]] LCI_error_t check_recv_peer(const char* call, LCI_endpoint_t ep, int rank,
-                                             LCI_tag_t tag) {
-  LCI_error_t rc = debug::check_endpoint(call, ep);
-  if (rc != LCI_OK) return rc;
-  if (to_endpoint(ep)->match_type == LCI_MATCH_RANKTAG) rc = debug::check_rank(call, rank, false);
-  if (rc == LCI_OK) rc = debug::check_tag(call, tag);
-  return rc;
-}
-
-// A remote completion handle: 0 (the default) or a live object of this
-// process's... of the target's kind, which the origin cannot check.
+// A one-buffer iovec view of a long buffer (putl/getl go the iovec way).
 LCI_iovec_t single(LCI_lbuffer_t* b) {
   LCI_iovec_t v;
   v.piggy_back.address = nullptr;
@@ -45,154 +26,128 @@ LCI_iovec_t single(LCI_lbuffer_t* b) {
 
 LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_sendl", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_sendl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_sendl", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendl", "completion", ep, LCI_PORT_COMMAND, completion, false));
-  return start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, false, 0);
+  return to_error(start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, false, 0));
 }
 
 LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
-  LCI_CHECK(check_recv_peer("LCI_recvl", ep, rank, tag));
+  LCI_CHECK(debug::check_recv("LCI_recvl", ep, rank, tag));
   LCI_CHECK(buffer.address ? debug::check_local_lbuffer("LCI_recvl", "buffer", buffer, ep) : LCI_OK);
   LCI_CHECK(debug::check_port_comp("LCI_recvl", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    buffer.address == nullptr));
-  return post_recv(to_endpoint(ep), msg_kind::rts, rank, tag, buffer.address, buffer.length,
+  post_recv(to_endpoint(ep), rank, tag, buffer.address, buffer.length,
                    false, completion, user_context, buffer.segment);
+  return LCI_OK;
 }
 
 LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_sendv", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_sendv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_sendv", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendv", "completion", ep, LCI_PORT_COMMAND, completion, false));
-  return start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, false, 0);
+  return to_error(start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, false, 0));
 }
 
 LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
-  LCI_CHECK(check_recv_peer("LCI_recvv", ep, rank, tag));
+  LCI_CHECK(debug::check_recv("LCI_recvv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_recvv", "iovec", iovec, true, true, false, ep));
   LCI_CHECK(debug::check_port_comp("LCI_recvv", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    iovec.lbuffers == nullptr));
-  return post_recv(to_endpoint(ep), msg_kind::rts, rank, tag, nullptr, 0, false, completion,
+  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, false, completion,
                    user_context, nullptr, &iovec);
+  return LCI_OK;
 }
 
 // ---- one-sided: short and medium ----------------------------------------------------
 
-namespace {
-LCI_error_t put_eager(const char* call, LCI_endpoint_t ep, void* address, size_t length,
-                      int rank, LCI_tag_t tag, uintptr_t remote_completion, bool is_short,
-                      LCI_comp_t local_completion, void* user_context,
-                      bool has_local_completion = false) {
-  endpoint* e = to_endpoint(ep);
-  if (e->cmd_comp_type == LCI_COMPLETION_NONE) local_completion = nullptr;
-  trailer tr{0, remote_completion};
-  msg_kind kind = is_short ? (remote_completion ? msg_kind::am_short_c : msg_kind::am_short)
-                           : (remote_completion ? msg_kind::am_medium_c : msg_kind::am_medium);
-  // Only putmac has a local completion; the other puts are done at return.
-  endpoint* tracked = has_local_completion ? e : nullptr;
-  LCI_error_t rc = send_eager(*e->dev, tracked, make_imm(kind, e->index, tag), address, length, rank,
-                              tag, local_completion, user_context,
-                              remote_completion ? &tr : nullptr);
-  if (rc == LCI_OK) e->issued.add(rank);
-  return rc;
-}
-}  // namespace
 
 LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag,
                      uintptr_t remote_completion) {
-  LCI_CHECK(check_peer("LCI_puts", ep, rank, tag));
-  return put_eager("LCI_puts", ep, &src, LCI_SHORT_SIZE, rank, tag, remote_completion, true,
-                   nullptr, nullptr);
+  LCI_CHECK(debug::check_send("LCI_puts", ep, rank, tag));
+  return to_error(put_eager(to_endpoint(ep), &src, LCI_SHORT_SIZE, rank, tag, remote_completion, true,
+                   nullptr, nullptr));
 }
 
 LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       uintptr_t remote_completion) {
-  LCI_CHECK(check_peer("LCI_putma", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putma", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putma", "buffer", buffer));
-  return put_eager("LCI_putma", ep, buffer.address, buffer.length, rank, tag, remote_completion,
-                   false, nullptr, nullptr);
+  return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
+                   false, nullptr, nullptr));
 }
 
 LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion) {
-  LCI_CHECK(check_peer("LCI_putmna", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putmna", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmna", "buffer", buffer));
-  return put_eager("LCI_putmna", ep, buffer.address, buffer.length, rank, tag, remote_completion,
-                   false, nullptr, nullptr);
+  return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
+                   false, nullptr, nullptr));
 }
 
 LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion, LCI_comp_t local_completion,
                        void* user_context) {
-  LCI_CHECK(check_peer("LCI_putmac", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putmac", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmac", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_putmac", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
-  return put_eager("LCI_putmac", ep, buffer.address, buffer.length, rank, tag, remote_completion,
-                   false, local_completion, user_context, true);
+  return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
+                   false, local_completion, user_context, true));
 }
 
-namespace {
-LCI_error_t put_to(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
-                   LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) {
-  endpoint* e = to_endpoint(ep);
-  trailer tr{reinterpret_cast<uint64_t>(remote_buffer.address), remote_completion};
-  LCI_error_t rc = send_eager(*e->dev, nullptr, make_imm(msg_kind::put_to, e->index, tag),
-                              buffer.address, buffer.length, rank, tag, nullptr, nullptr, &tr);
-  if (rc == LCI_OK) e->issued.add(rank);
-  return rc;
-}
-}  // namespace
 
 LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                      LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) {
-  LCI_CHECK(check_peer("LCI_putm", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putm", "buffer", buffer));
   LCI_CHECK(remote_buffer.length >= buffer.length && (remote_buffer.address || !buffer.length)
                 ? LCI_OK
                 : debug::fail("LCI_putm", "argument remote_buffer (%zu bytes) cannot hold %zu bytes",
                               remote_buffer.length, buffer.length));
-  return put_to(ep, buffer, rank, tag, remote_buffer, remote_completion);
+  return to_error(put_to(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_buffer.address,
+                          remote_completion));
 }
 
 LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) {
-  LCI_CHECK(check_peer("LCI_putmn", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmn", "buffer", buffer));
   LCI_CHECK(remote_buffer.length >= buffer.length && (remote_buffer.address || !buffer.length)
                 ? LCI_OK
                 : debug::fail("LCI_putmn", "argument remote_buffer (%zu bytes) cannot hold %zu bytes",
                               remote_buffer.length, buffer.length));
-  return put_to(ep, buffer, rank, tag, remote_buffer, remote_completion);
+  return to_error(put_to(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_buffer.address,
+                          remote_completion));
 }
 
 // ---- one-sided: long and iovec ------------------------------------------------------
 
 LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_putla", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putla", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putla", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putla", "completion", ep, LCI_PORT_COMMAND, completion, false));
-  return start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, true,
-                         remote_completion);
+  return to_error(start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, true,
+                         remote_completion));
 }
 
 LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_putva", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putva", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putva", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putva", "completion", ep, LCI_PORT_COMMAND, completion, false));
-  return start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, true,
-                          remote_completion);
+  return to_error(start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, true,
+                          remote_completion));
 }
 
 LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_lbuffer_t remote_buffer,
                      uintptr_t remote_completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_putl", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putl", "local_buffer", local_buffer, ep));
   LCI_CHECK(debug::check_remote_lbuffer("LCI_putl", "remote_buffer", remote_buffer, ep));
   LCI_CHECK(remote_buffer.length >= local_buffer.length
@@ -201,15 +156,15 @@ LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer, LCI_comp_t l
                               remote_buffer.length, local_buffer.length));
   LCI_CHECK(debug::check_port_comp("LCI_putl", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
-  return start_put(to_endpoint(ep), single(&local_buffer), false, local_completion, rank, tag,
-                   single(&remote_buffer), remote_completion, user_context);
+  return to_error(start_put(to_endpoint(ep), single(&local_buffer), false, local_completion, rank, tag,
+                   single(&remote_buffer), remote_completion, user_context));
 }
 
 LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t length,
                      LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                      LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
                      void* user_context) {
-  LCI_CHECK(check_peer("LCI_getl", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_getl", ep, rank, tag));
   LCI_CHECK(local_buffer && local_buffer->address
                 ? LCI_OK
                 : debug::fail("LCI_getl", "argument local_buffer is NULL or has no address"));
@@ -224,14 +179,14 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
   local.length = length;
   LCI_lbuffer_t remote = remote_buffer;
   remote.length = length;
-  return start_get(to_endpoint(ep), single(&local), false, local_completion, rank, tag,
-                   single(&remote), remote_completion, user_context);
+  return to_error(start_get(to_endpoint(ep), single(&local), false, local_completion, rank, tag,
+                   single(&remote), remote_completion, user_context));
 }
 
 LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_putv", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_putv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false, true, ep));
   LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false, false, ep));
   LCI_CHECK(local_iovec.count == remote_iovec.count
@@ -240,14 +195,14 @@ LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
                               remote_iovec.count));
   LCI_CHECK(debug::check_port_comp("LCI_putv", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
-  return start_put(to_endpoint(ep), local_iovec, true, local_completion, rank, tag, remote_iovec,
-                   remote_completion, user_context);
+  return to_error(start_put(to_endpoint(ep), local_iovec, true, local_completion, rank, tag, remote_iovec,
+                   remote_completion, user_context));
 }
 
 LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) {
-  LCI_CHECK(check_peer("LCI_getv", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_getv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_getv", "local_iovec", local_iovec, true, false, false, ep));
   LCI_CHECK(debug::check_iovec("LCI_getv", "remote_iovec", remote_iovec, false, false, true, ep));
   LCI_CHECK(local_iovec.count == remote_iovec.count
@@ -270,8 +225,8 @@ LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
   l.lbuffers = local.data();
   l.piggy_back.length = remote_iovec.piggy_back.length;
   // The completion reports the caller's iovec as passed.
-  return start_get(to_endpoint(ep), l, true, local_completion, rank, tag, remote_iovec,
-                   remote_completion, user_context, &local_iovec);
+  return to_error(start_get(to_endpoint(ep), l, true, local_completion, rank, tag, remote_iovec,
+                   remote_completion, user_context, &local_iovec));
 }
 
 // ---- fences ---------------------------------------------------------------------------

@@ -5,13 +5,12 @@
 #include "lci/api/check.hpp"
 #include "lci/comp/comp.hpp"
 #include "lci/util/log.hpp"
+#include "lci/core/barrier.hpp"
 #include "lci/core/runtime.hpp"
 
 using namespace lci;
 
 namespace {
-device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
-endpoint* to_endpoint(LCI_endpoint_t e) { return reinterpret_cast<endpoint*>(e); }
 plist* to_plist(LCI_plist_t p) { return reinterpret_cast<plist*>(p); }
 
 [[maybe_unused]] LCI_error_t check_initialized(const char* call) {

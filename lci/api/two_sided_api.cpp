@@ -1,91 +1,72 @@
 // C entry points: short and medium two-sided communication, medium buffers.
 #include "lci.h"
 #include "lci/api/check.hpp"
-#include "lci/core/two_sided.hpp"
+#include "lci/core/eager.hpp"
 
 using namespace lci;
 
-namespace {
-endpoint* to_endpoint(LCI_endpoint_t e) { return reinterpret_cast<endpoint*>(e); }
-
-// Checks shared by every send: endpoint, destination rank, tag.
-[[maybe_unused]] LCI_error_t check_send(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag) {
-  LCI_error_t rc = debug::check_endpoint(call, ep);
-  if (rc == LCI_OK) rc = debug::check_rank(call, rank, false);
-  if (rc == LCI_OK) rc = debug::check_tag(call, tag);
-  return rc;
-}
-
-// Checks shared by every receive: endpoint, source rank (LCI_RANK_ANY only
-// with tag matching), tag.
-[[maybe_unused]] LCI_error_t check_recv(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag) {
-  LCI_error_t rc = debug::check_endpoint(call, ep);
-  if (rc != LCI_OK) return rc;
-  // A tag-matching endpoint ignores the rank of a receive.
-  if (to_endpoint(ep)->match_type == LCI_MATCH_RANKTAG) rc = debug::check_rank(call, rank, false);
-  if (rc == LCI_OK) rc = debug::check_tag(call, tag);
-  return rc;
-}
-}  // namespace
 
 LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) {
-  LCI_CHECK(check_send("LCI_sends", ep, rank, tag));
-  return send_eager(to_endpoint(ep), msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag,
-                    nullptr, nullptr);
+  LCI_CHECK(debug::check_send("LCI_sends", ep, rank, tag));
+  return to_error(send_eager(to_endpoint(ep), msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag,
+                    nullptr, nullptr));
 }
 
 LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                       void* user_context) {
-  LCI_CHECK(check_recv("LCI_recvs", ep, rank, tag));
+  LCI_CHECK(debug::check_recv("LCI_recvs", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvs", "completion", ep, LCI_PORT_MESSAGE, completion, false));
-  return post_recv(to_endpoint(ep), msg_kind::short_msg, rank, tag, nullptr, 0, false, completion,
+  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, false, completion,
                    user_context);
+  return LCI_OK;
 }
 
 LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag) {
-  LCI_CHECK(check_send("LCI_sendm", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_sendm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendm", "buffer", buffer));
-  return send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
-                    nullptr, nullptr);
+  return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
+                    nullptr, nullptr));
 }
 
 LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag) {
-  LCI_CHECK(check_send("LCI_sendmn", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_sendmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmn", "buffer", buffer));
-  return send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
-                    nullptr, nullptr);
+  return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
+                    nullptr, nullptr));
 }
 
 LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        LCI_comp_t completion, void* user_context) {
-  LCI_CHECK(check_send("LCI_sendmc", ep, rank, tag));
+  LCI_CHECK(debug::check_send("LCI_sendmc", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmc", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_sendmc", "completion", ep, LCI_PORT_COMMAND, completion, false));
   endpoint* e = to_endpoint(ep);
   if (e->cmd_comp_type == LCI_COMPLETION_NONE) completion = nullptr;
-  return send_eager(e, msg_kind::medium, buffer.address, buffer.length, rank, tag, completion,
-                    user_context, true);
+  return to_error(send_eager(e, msg_kind::medium, buffer.address, buffer.length, rank, tag, completion,
+                    user_context, true));
 }
 
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) {
-  LCI_CHECK(check_recv("LCI_recvm", ep, rank, tag));
+  LCI_CHECK(debug::check_recv("LCI_recvm", ep, rank, tag));
   // The buffer may be larger than any medium message; it must exist.
   LCI_CHECK(buffer.address || !buffer.length
                 ? LCI_OK
                 : debug::fail("LCI_recvm", "argument buffer.address is NULL with length %zu",
                               buffer.length));
   LCI_CHECK(debug::check_port_comp("LCI_recvm", "completion", ep, LCI_PORT_MESSAGE, completion, false));
-  return post_recv(to_endpoint(ep), msg_kind::medium, rank, tag, buffer.address, buffer.length,
+  post_recv(to_endpoint(ep), rank, tag, buffer.address, buffer.length,
                    false, completion, user_context);
+  return LCI_OK;
 }
 
 LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                        void* user_context) {
-  LCI_CHECK(check_recv("LCI_recvmn", ep, rank, tag));
+  LCI_CHECK(debug::check_recv("LCI_recvmn", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvmn", "completion", ep, LCI_PORT_MESSAGE, completion, true));
-  return post_recv(to_endpoint(ep), msg_kind::medium, rank, tag, nullptr, 0, true, completion,
+  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, true, completion,
                    user_context);
+  return LCI_OK;
 }
 
 LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) {

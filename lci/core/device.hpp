@@ -1,8 +1,10 @@
-// Device: one independent set of communication resources.
+// Device: one independent set of communication resources (resources only:
+// the progress engine that uses them is progress.{hpp,cpp}).
 //
 // A device owns (and destroys in reverse order): the backend context, one
 // registered slab of packets with its pool, a pool of receive descriptors,
-// the matching table and the backlog. Devices share nothing, so threads
+// a pool of rendezvous operations with their id table, the matching table
+// and the backlog. Devices share nothing, so threads
 // that use different devices never touch the same lock.
 //
 // Threads: every member may be used by any thread. The progress engine is
@@ -21,7 +23,10 @@
 #include "lci.h"
 #include "lci/backend/backend.hpp"
 #include "lci/util/spin.hpp"
+#include "lci/bootstrap/bootstrap.hpp"
 #include "lci/core/protocol.hpp"
+#include "lci/core/rdv_table.hpp"
+#include "lci/core/status.hpp"
 #include "lci/match/match_table.hpp"
 #include "lci/mem/packet_pool.hpp"
 #include "lci/mem/reg_cache.hpp"
@@ -44,7 +49,6 @@ struct recv_ctx {
   size_t capacity;        // its length
   LCI_segment_t segment;  // recvl: the buffer's segment
   LCI_iovec_t iov;        // recvv: the caller's iovec (lbuffers NULL = allocate)
-  msg_kind kind;          // what the receive expects (short, medium, rts)
   bool want_packet;       // recvmn: hand the packet to the caller
   bool heap;              // allocated with new (the descriptor pool was empty)
 };
@@ -53,25 +57,12 @@ struct recv_ctx {
 // re-post, a control message, or the rest of a rendezvous's RDMA.
 struct backlog_op {
   enum class op : uint8_t { recv, message, rdma } what;
-  packet* pkt = nullptr;     // recv
+  packet* pkt = nullptr;     // recv: the packet to post; message: its bytes (if any)
   rdv_op* rdv = nullptr;     // rdma: continue posting its writes/reads
   int rank = 0;              // message
   uint32_t imm = 0;
-  std::vector<char> bytes;   // message payload
-};
-
-// Rendezvous and RDMA operations in flight, by id (28 bits travel in the
-// immediate data of an RDMA write). Not on the short/medium path: a lock.
-class rdv_table {
- public:
-  uint32_t insert(rdv_op* op);
-  rdv_op* get(uint32_t id);
-  void erase(uint32_t id);
-
- private:
-  spin_lock lock_;
-  std::vector<rdv_op*> slots_;
-  std::vector<uint32_t> free_;
+  size_t length = 0;
+  std::vector<char> bytes;   // message bytes while the packet pool was empty
 };
 
 // Profiling counters (-DLCI_ENABLE_PROFILE=ON defines LCI_PROFILE): per
@@ -82,18 +73,21 @@ class rdv_table {
 struct alignas(64) device_profile {
   std::atomic<uint64_t> sent{0};            // messages handed to the network
   std::atomic<uint64_t> received{0};        // messages arrived
-  std::atomic<uint64_t> retries{0};         // sends answered LCI_ERR_RETRY
+  std::atomic<uint64_t> retries[post_status_count] = {};  // refusals, by post_status
   std::atomic<uint64_t> backlog_pushes{0};  // operations queued in the backlog
   std::atomic<uint64_t> progress_calls{0};  // device::progress passes
   std::atomic<uint64_t> progress_empty{0};  // ... that found nothing to do
 };
 #define LCI_PROF_INC(dev, counter) ((dev).prof.counter.fetch_add(1, std::memory_order_relaxed))
+#define LCI_PROF_RETRY(dev, status) \
+  ((dev).prof.retries[static_cast<int>(status)].fetch_add(1, std::memory_order_relaxed))
 #else
 #define LCI_PROF_INC(dev, counter) ((void)0)
+#define LCI_PROF_RETRY(dev, status) ((void)0)
 #endif
 
 struct device {
-  explicit device(int group_index);
+  device(int group_index, bootstrap::bootstrap& boot);
   ~device();
   device(const device&) = delete;
   device& operator=(const device&) = delete;
@@ -111,7 +105,7 @@ struct device {
   std::unique_ptr<match_table> table;
   char* ctx_slab = nullptr;      // receive descriptors
   size_t ctx_slab_bytes = 0;
-  std::unique_ptr<packet_pool> ctxs;
+  std::unique_ptr<object_pool> ctxs;
   // LCI_SEGMENT_ALL registrations, one cache per access: memory peers
   // write or that is read into (remote), and memory only sent from (source,
   // which may be read-only).
@@ -119,6 +113,11 @@ struct device {
   std::unique_ptr<reg_cache> source_regs;
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size)
   size_t recv_size = 0;              // bytes of each posted receive
+  // Rendezvous operations: a pool (heap overflow when it is empty) and
+  // the table that finds them by id.
+  char* rdv_slab = nullptr;
+  size_t rdv_slab_bytes = 0;
+  std::unique_ptr<object_pool> rdv_ops;
   rdv_table rdv;
   segment_table segments;            // the program's registered segments
 
@@ -179,6 +178,9 @@ struct device {
 
   // Posts a packet as a receive buffer (or queues it in the backlog).
   void post_recv_packet(packet* p);
+  // Posts a fresh packet for a receive that an arrival consumed (or counts
+  // it as missing while the pool is empty).
+  void replace_receive();
   void push_backlog(backlog_op&& op);
   bool backlog_empty() const { return backlog_size.load(std::memory_order_relaxed) == 0; }
 
@@ -197,7 +199,24 @@ struct device {
                                             const reg_cache::options& options);
 };
 
-// Devices by group index, for LCI_mbuffer_free of buffers from any device.
-device* device_of_buffer(const void* address);
+inline device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
+
+// Medium buffers handed to LCI by address are the caller's memory or a
+// buffer of some device's pool (LCI_mbuffer_alloc, LCI_recvmn). All packet
+// slabs lie inside [g_slabs_lo, g_slabs_hi) (widened as devices appear), so
+// caller memory is recognised with two compares; only an address inside
+// that range pays the scan over devices.
+extern std::atomic<uintptr_t> g_slabs_lo, g_slabs_hi;
+device* scan_pool_owner(const void* address);
+inline device* foreign_pool_owner(const void* address) {
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  if (__builtin_expect(a < g_slabs_lo.load(std::memory_order_relaxed) ||
+                           a >= g_slabs_hi.load(std::memory_order_relaxed), 1))
+    return nullptr;
+  return scan_pool_owner(address);
+}
+// Makes a new device's slab known to foreign_pool_owner / forgets it.
+void add_pool_owner(device* d);
+void remove_pool_owner(device* d);
 
 }  // namespace lci

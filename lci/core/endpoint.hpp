@@ -124,4 +124,6 @@ struct endpoint {
   }
 };
 
+inline endpoint* to_endpoint(LCI_endpoint_t e) { return reinterpret_cast<endpoint*>(e); }
+
 }  // namespace lci

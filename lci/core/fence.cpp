@@ -7,12 +7,15 @@
 // then progresses until, from every peer, the announcement of this round
 // arrived and as many operations completed here as were announced; a barrier
 // ends it, so no process leaves before every target is done.
+#include "lci/core/fence.hpp"
+
 #include <cstring>
 
-#include "lci/util/log.hpp"
-#include "lci/core/rdma.hpp"
+#include "lci/core/barrier.hpp"
+#include "lci/core/eager.hpp"
+#include "lci/core/progress.hpp"
 #include "lci/core/runtime.hpp"
-#include "lci/core/two_sided.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci {
 
@@ -21,19 +24,26 @@ void fence_wait(endpoint* ep) {
   while (ep->in_flight() > 0) d.progress();
 }
 
-void on_gfence(device& d, packet* p) {
+namespace {
+
+// A peer's gfence announcement arrived.
+arrival on_gfence(device& d, packet* p) {
   gfence_payload g;
   memcpy(&g, p->payload(), sizeof(g));
   const int origin = p->in.src_rank;
-  d.put_packet(p);
   endpoint* ep = endpoint_by_index(g.endpoint);
   if (!ep || ep->dev != &d) {
     LCI_WARN("dropped a gfence announcement from rank %d for endpoint %u", origin, g.endpoint);
-    return;
+    return arrival::repost;
   }
   ep->gfence_issued[origin].store(g.issued, std::memory_order_relaxed);
   ep->gfence_round[origin].store(g.round, std::memory_order_release);
+  return arrival::repost;
 }
+
+LCI_CONTROL_ARRIVAL(control_kind::gfence, on_gfence);
+
+}  // namespace
 
 void gfence_wait(endpoint* ep) {
   device& d = *ep->dev;

@@ -1,46 +1,23 @@
 // Rendezvous: long and iovec messages, two-sided (sendl/recvl, sendv/recvv)
-// and into target-allocated buffers (putla, putva). See rdma.hpp.
+// and into target-allocated buffers (putla, putva), the RDMA posting they
+// share with putl/getl (rma.cpp), and the rendezvous control messages
+// (RTR, FIN, NACK, abort). See rendezvous.hpp.
+#include "lci/core/rendezvous.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "lci/comp/signal.hpp"
-#include "lci/util/log.hpp"
-#include "lci/core/rdma.hpp"
+#include "lci/core/config.hpp"
+#include "lci/core/eager.hpp"
+#include "lci/core/progress.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_hooks.hpp"
-#include "lci/core/two_sided.hpp"
 #include "lci/core/validate.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci {
-
-// ---- the id table -------------------------------------------------------------
-
-uint32_t rdv_table::insert(rdv_op* op) {
-  std::lock_guard<spin_lock> guard(lock_);
-  uint32_t id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-    slots_[id] = op;
-  } else {
-    id = static_cast<uint32_t>(slots_.size());
-    LCI_ASSERT(id <= rdv_id_mask, "more than %u rendezvous in flight", rdv_id_mask);
-    slots_.push_back(op);
-  }
-  return id;
-}
-
-rdv_op* rdv_table::get(uint32_t id) {
-  std::lock_guard<spin_lock> guard(lock_);
-  return id < slots_.size() ? slots_[id] : nullptr;
-}
-
-void rdv_table::erase(uint32_t id) {
-  std::lock_guard<spin_lock> guard(lock_);
-  slots_[id] = nullptr;
-  free_.push_back(id);
-}
 
 namespace {
 
@@ -55,8 +32,8 @@ LCI_request_t origin_request(const rdv_op* op) {
 }
 
 void release_regs(device& d, rdv_op* op) {
-  for (auto& r : op->regs) release_local(d, r);
-  op->regs.clear();
+  for (uint32_t i = 0; i < op->registered; ++i) release_local(d, op->bufs[i].reg);
+  op->registered = 0;
 }
 
 }  // namespace
@@ -69,13 +46,9 @@ void finish(device& d, rdv_op* op, bool target) {
   if (target) op->ep->done.add(op->rank);
   if (op->counted_local) op->ep->end_local();
   LCI_comp_t comp = op->comp;
-  delete op;
+  delete_rdv(d, op);
   if (comp) comp_signal(comp, r);
 }
-
-namespace {
-
-}  // namespace
 
 // Registers every local buffer of the op, in order: for reading only where
 // the op only sends from them (read-only memory works), else for RDMA into
@@ -84,37 +57,43 @@ bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int c
   const bool source = op->role == rdv_role::send || op->role == rdv_role::put_alloc ||
                       op->role == rdv_role::put;
   const net::mr_access access = source ? net::mr_access::source : net::mr_access::remote;
-  op->regs.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
-    local_reg r;
+    local_reg& r = op->bufs[i].reg;
+    r = local_reg{};
     if (buffers[i].length != 0 && !register_local(d, buffers[i], access, &r)) {
       LCI_LOG(info, "registering %p (%zu bytes) for a transfer with rank %d failed",
               buffers[i].address, buffers[i].length, op->rank);
       release_regs(d, op);
       return false;
     }
-    op->regs.push_back(r);
+    op->registered = static_cast<uint32_t>(i) + 1;
   }
   return true;
 }
 
 namespace {
 
-// Sends the RTR of a receiving op whose buffers are registered.
+// Sends the RTR of a receiving op whose buffers are registered. It is
+// built in a pool packet (or, while the pool is empty, on the heap) and
+// sent from there.
 void send_rtr(device& d, rdv_op* op) {
-  const size_t n = op->regs.size();
-  std::vector<char> bytes(offsetof(rtr_payload, buffers) + n * sizeof(rtr_payload::remote));
-  auto* rtr = reinterpret_cast<rtr_payload*>(bytes.data());
+  const size_t n = op->count;
+  const size_t length = offsetof(rtr_payload, buffers) + n * sizeof(rtr_payload::remote);
+  packet* p = d.get_packet();
+  std::unique_ptr<char[]> heap;
+  char* bytes = p ? p->payload() : (heap.reset(new char[length]), heap.get());
+  auto* rtr = reinterpret_cast<rtr_payload*>(bytes);
   rtr->send_id = op->peer_id;
   rtr->recv_id = op->id;
   rtr->count = static_cast<uint32_t>(n);
   rtr->pad = 0;
   for (size_t i = 0; i < n; ++i) {
-    rtr->buffers[i].address = rdma_address(d, op->regs[i].base, op->local[i]);
-    rtr->buffers[i].rkey = op->regs[i].rkey;
-    rtr->buffers[i].length = op->lengths[i];
+    const rdv_buffer& b = op->bufs[i];
+    rtr->buffers[i].address = rdma_address(d, b.reg.base, b.local);
+    rtr->buffers[i].rkey = b.reg.rkey;
+    rtr->buffers[i].length = b.length;
   }
-  send_control(d, op->rank, make_control_imm(control_kind::rtr), bytes.data(), bytes.size());
+  send_control(d, op->rank, make_control_imm(control_kind::rtr), bytes, length);
 }
 
 // What became of an RTS at its target.
@@ -157,8 +136,9 @@ accepted accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* ext
       return a;
     }
     op->lbuffer = b;
-    op->local.push_back(static_cast<char*>(b.address));
-    op->lengths.push_back(b.length);
+    op->set_count(1);
+    op->bufs[0].local = static_cast<char*>(b.address);
+    op->bufs[0].length = b.length;
     // (An allocated buffer has its own segment: only the program's can fail.)
     return register_buffers(d, op, &op->lbuffer, 1) ? accepted::yes : accepted::not_registered;
   }
@@ -168,6 +148,7 @@ accepted accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* ext
   const auto* lengths = reinterpret_cast<const uint64_t*>(extra);
   const char* piggy = extra + sizeof(uint64_t) * h.count;
   LCI_iovec_t iov;
+  op->set_count(static_cast<uint32_t>(count));
   if (c && c->iov.lbuffers) {
     iov = c->iov;
     if (iov.count != count)
@@ -209,8 +190,8 @@ accepted accept_rts(device& d, rdv_op* op, const rts_payload& h, const char* ext
   }
   op->iov = iov;
   for (int i = 0; i < count; ++i) {
-    op->local.push_back(static_cast<char*>(iov.lbuffers[i].address));
-    op->lengths.push_back(iov.lbuffers[i].length);
+    op->bufs[i].local = static_cast<char*>(iov.lbuffers[i].address);
+    op->bufs[i].length = iov.lbuffers[i].length;
   }
   return accepted::yes;
 }
@@ -229,26 +210,29 @@ void refuse_rts(device& d, endpoint* ep, int rank, uint64_t send_id) {
 
 namespace {
 
-// Builds and sends the RTS of a long or iovec send. The op is in the table
-// before the RTS leaves, so an RTR can find it whichever thread receives it.
-LCI_error_t send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t remote_comp,
+// Builds the RTS of a long or iovec send in a packet and sends it. The op
+// is in the table before the RTS leaves, so an RTR can find it whichever
+// thread receives it.
+post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t remote_comp,
                      const LCI_iovec_t* iov) {
   device& d = *ep->dev;
-  std::vector<char> bytes(sizeof(rts_payload));
+  packet* p = d.get_send_packet();
+  if (!p) return post_status::retry_no_packet;
+  char* bytes = p->payload();
   rts_payload h{};
   h.comp = remote_comp;
+  size_t length = sizeof(rts_payload);
   if (iov) {
     h.count = static_cast<uint32_t>(iov->count);
     h.piggy_length = static_cast<uint32_t>(iov->piggy_back.length);
-    bytes.resize(sizeof(rts_payload) + sizeof(uint64_t) * h.count + h.piggy_length);
-    auto* lengths = reinterpret_cast<uint64_t*>(bytes.data() + sizeof(rts_payload));
+    auto* lengths = reinterpret_cast<uint64_t*>(bytes + sizeof(rts_payload));
     for (int i = 0; i < iov->count; ++i) {
       lengths[i] = iov->lbuffers[i].length;
       h.size += iov->lbuffers[i].length;
     }
-    if (h.piggy_length)
-      memcpy(bytes.data() + sizeof(rts_payload) + sizeof(uint64_t) * h.count,
-             iov->piggy_back.address, h.piggy_length);
+    length += sizeof(uint64_t) * h.count;
+    if (h.piggy_length) memcpy(bytes + length, iov->piggy_back.address, h.piggy_length);
+    length += h.piggy_length;
   } else {
     h.size = op->lbuffer.length;
   }
@@ -259,85 +243,78 @@ LCI_error_t send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   const uint32_t id = d.rdv.insert(op);
   op->id = id;
   h.send_id = id;
-  memcpy(bytes.data(), &h, sizeof(h));
+  memcpy(bytes, &h, sizeof(h));
   const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
-  LCI_error_t rc = send_eager(d, nullptr, make_imm(kind, ep->index, tag), bytes.data(),
-                              bytes.size(), rank, tag, nullptr, nullptr);
-  if (rc != LCI_OK) {
+  // From the packet: injected (and the packet freed) or sent in place.
+  const post_status st =
+      send_eager(d, nullptr, make_imm(kind, ep->index, tag), bytes, length, rank, tag, nullptr,
+                 nullptr);
+  if (st != post_status::ok) {
+    d.put_packet(p);
     d.rdv.erase(id);
-    return rc;
+    return st;
   }
   ep->issued.add(rank);
-  return LCI_OK;
+  return post_status::ok;
 }
 
-}  // namespace
-
-LCI_error_t start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank, LCI_tag_t tag,
-                            LCI_comp_t comp, void* user_context, bool alloc_at_target,
-                            uintptr_t remote_comp, bool always_signal) {
+// The origin of a long (iov == nullptr, one buffer) or iovec send.
+post_status start_send(endpoint* ep, const LCI_lbuffer_t* buffers, int count,
+                       const LCI_iovec_t* iov, int rank, LCI_tag_t tag, LCI_comp_t comp,
+                       void* user_context, bool alloc_at_target, uintptr_t remote_comp,
+                       bool always_signal) {
   device& d = *ep->dev;
-  if (!d.backlog_empty()) return LCI_ERR_RETRY;
-  auto* op = new rdv_op;
+  if (!d.backlog_empty()) return post_status::retry_backlog;
+  rdv_op* op = new_rdv(d);
   op->role = alloc_at_target ? rdv_role::put_alloc : rdv_role::send;
-  op->type = LCI_LONG;
+  op->type = iov ? LCI_IOVEC : LCI_LONG;
   op->ep = ep;
   op->rank = rank;
   op->tag = tag;
   op->comp = ep->cmd_comp_type == LCI_COMPLETION_NONE && !always_signal ? nullptr : comp;
   op->user_context = user_context;
-  op->lbuffer = buffer;
-  op->local.push_back(static_cast<char*>(buffer.address));
-  op->lengths.push_back(buffer.length);
-  if (!register_buffers(d, op, &buffer, 1)) {
-    delete op;
-    return LCI_ERR_RETRY;
+  if (iov)
+    op->iov = *iov;
+  else
+    op->lbuffer = buffers[0];
+  op->set_count(static_cast<uint32_t>(count));
+  for (int i = 0; i < count; ++i) {
+    op->bufs[i].local = static_cast<char*>(buffers[i].address);
+    op->bufs[i].length = buffers[i].length;
+  }
+  if (!register_buffers(d, op, buffers, count)) {
+    delete_rdv(d, op);
+    return post_status::retry_no_registration;
   }
   // Counted before the RTS leaves: an empty message completes at once.
   op->counted_local = true;
   ep->start_local();
-  if (send_rts(ep, op, alloc_at_target, remote_comp, nullptr) != LCI_OK) {
+  if (const post_status st = send_rts(ep, op, alloc_at_target, remote_comp, iov);
+      st != post_status::ok) {
     ep->end_local();
     release_regs(d, op);
-    delete op;
-    return LCI_ERR_RETRY;
+    delete_rdv(d, op);
+    return st;
   }
   // An empty message has nothing to move: done once its RTS left.
-  if (buffer.length == 0) finish(d, op, false);
-  return LCI_OK;
+  if (!iov && buffers[0].length == 0) finish(d, op, false);
+  return post_status::ok;
 }
 
-LCI_error_t start_send_iovec(endpoint* ep, const LCI_iovec_t& iov, int rank, LCI_tag_t tag,
+}  // namespace
+
+post_status start_send_long(endpoint* ep, const LCI_lbuffer_t& buffer, int rank, LCI_tag_t tag,
+                            LCI_comp_t comp, void* user_context, bool alloc_at_target,
+                            uintptr_t remote_comp, bool always_signal) {
+  return start_send(ep, &buffer, 1, nullptr, rank, tag, comp, user_context, alloc_at_target,
+                    remote_comp, always_signal);
+}
+
+post_status start_send_iovec(endpoint* ep, const LCI_iovec_t& iov, int rank, LCI_tag_t tag,
                              LCI_comp_t comp, void* user_context, bool alloc_at_target,
                              uintptr_t remote_comp) {
-  device& d = *ep->dev;
-  if (!d.backlog_empty()) return LCI_ERR_RETRY;
-  auto* op = new rdv_op;
-  op->role = alloc_at_target ? rdv_role::put_alloc : rdv_role::send;
-  op->type = LCI_IOVEC;
-  op->ep = ep;
-  op->rank = rank;
-  op->tag = tag;
-  op->comp = ep->cmd_comp_type == LCI_COMPLETION_NONE ? nullptr : comp;
-  op->user_context = user_context;
-  op->iov = iov;
-  for (int i = 0; i < iov.count; ++i) {
-    op->local.push_back(static_cast<char*>(iov.lbuffers[i].address));
-    op->lengths.push_back(iov.lbuffers[i].length);
-  }
-  if (!register_buffers(d, op, iov.lbuffers, iov.count)) {
-    delete op;
-    return LCI_ERR_RETRY;
-  }
-  op->counted_local = true;
-  ep->start_local();
-  if (send_rts(ep, op, alloc_at_target, remote_comp, &iov) != LCI_OK) {
-    ep->end_local();
-    release_regs(d, op);
-    delete op;
-    return LCI_ERR_RETRY;
-  }
-  return LCI_OK;
+  return start_send(ep, iov.lbuffers, iov.count, &iov, rank, tag, comp, user_context,
+                    alloc_at_target, remote_comp, false);
 }
 
 // ---- RDMA posting -----------------------------------------------------------------
@@ -348,9 +325,9 @@ void rdma_finished(device& d, rdv_op* op);
 
 void post_rdma(device& d, rdv_op* op) {
   const size_t piece = d.rdma_piece;
-  while (op->next_buffer < op->lengths.size()) {
-    const size_t i = op->next_buffer;
-    const size_t length = op->lengths[i];
+  while (op->next_buffer < op->count) {
+    const rdv_buffer& b = op->bufs[op->next_buffer];
+    const size_t length = b.length;
     if (op->next_offset >= length) {
       ++op->next_buffer;
       op->next_offset = 0;
@@ -358,10 +335,10 @@ void post_rdma(device& d, rdv_op* op) {
     }
     const size_t off = op->next_offset;
     const size_t n = std::min(piece, length - off);
-    char* local = op->local[i] + off;
-    const uint64_t raddr = op->remote[i].address + off;
-    const uint64_t rkey = op->remote[i].rkey;
-    void* desc = op->regs[i].desc;
+    char* local = b.local + off;
+    const uint64_t raddr = b.remote.address + off;
+    const uint64_t rkey = b.remote.rkey;
+    void* desc = b.reg.desc;
     if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed);
         __builtin_expect(limit != 0 && n > limit, 0))
       fatal("an RDMA piece of %zu bytes exceeds the backend's maximum of %zu", n, limit);
@@ -413,12 +390,12 @@ void rdma_finished(device& d, rdv_op* op) {
       // counting it would leave the target's count short forever.
       if (op->flag == LCI_OK) {
         op->ep->issued.add(op->rank);
-        send_control(d, op->rank, op->notify_imm, op->notify.data(), op->notify.size());
+        send_control(d, op->rank, op->notify_imm, op->notify, op->notify_length);
       }
       // A getv that asked for piggy-back bytes (reply_id != 0, the condition
       // the target answers on) completes when the target's reply arrives.
       if (op->role == rdv_role::get && op->flag == LCI_OK &&
-          reinterpret_cast<const notify_payload*>(op->notify.data())->reply_id != 0)
+          reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0)
         break;
       finish(d, op, false);
       break;
@@ -446,7 +423,7 @@ void on_rdma_failed(device& d, rdv_op* op, int error) {
 void complete_rts(device& d, recv_ctx* c, packet* p) {
   rts_payload h;
   memcpy(&h, p->payload(), sizeof(h));
-  auto* op = new rdv_op;
+  rdv_op* op = new_rdv(d);
   op->role = rdv_role::recv;
   op->ep = c->ep;
   op->rank = p->in.src_rank;
@@ -461,9 +438,9 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
     LCI_LOG(info, "%s: cannot register the buffers for a message from rank %d (tag %u); refused",
             h.count ? "LCI_recvv" : "LCI_recvl", op->rank, op->tag);
     refuse_rts(d, c->ep, op->rank, h.send_id);
-    delete op;
+    delete_rdv(d, op);
     if (match_node* m = d.table->insert_or_match(&c->node))
-      complete_recv(d, c, reinterpret_cast<packet*>(m));
+      complete_waiting(d, c, reinterpret_cast<packet*>(m));
     return;
   }
   d.put_ctx(c);
@@ -483,46 +460,49 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
   send_rtr(d, op);
 }
 
-void on_rts_alloc(device& d, endpoint* ep, packet* p) {
+namespace {
+
+// A putla/putva asks to write into a buffer this process allocates.
+arrival on_rts_alloc(device& d, endpoint* ep, packet* p) {
   rts_payload h;
   memcpy(&h, p->payload(), sizeof(h));
-  auto* op = new rdv_op;
+  rdv_op* op = new_rdv(d);
   op->role = rdv_role::recv_alloc;
   op->ep = ep;
   op->rank = p->in.src_rank;
   op->tag = p->in.tag;
   if (!target_comp(ep, h.comp, &op->comp)) {
-    delete op;
+    delete_rdv(d, op);
     drop_message(d, p, "put request", "remote completion handle", p->in.src_rank);
-    return;
+    return arrival::kept;
   }
   const accepted a = accept_rts(d, op, h, p->payload() + sizeof(rts_payload), nullptr);
-  d.put_packet(p);
+  // Everything of the RTS has been read: the packet is free from here on.
   if (a != accepted::yes) {
     // Nothing arrives here; the origin learns it from its completion.
     LCI_LOG(info, "cannot %s %llu bytes for a put from rank %d; refused",
             a == accepted::no_memory ? "allocate" : "register",
             static_cast<unsigned long long>(h.size), op->rank);
     refuse_rts(d, ep, op->rank, h.send_id);
-    delete op;
-    return;
+    delete_rdv(d, op);
+    return arrival::repost;
   }
   op->id = d.rdv.insert(op);
   if (h.size == 0 && h.count == 0) {
     finish(d, op, true);
-    return;
+    return arrival::repost;
   }
   send_rtr(d, op);
+  return arrival::repost;
 }
 
-namespace {
+LCI_ARRIVAL(msg_kind::rts_alloc, on_rts_alloc);
 
-constexpr unsigned role_bit(rdv_role r) { return 1u << static_cast<unsigned>(r); }
 constexpr unsigned origin_roles = role_bit(rdv_role::send) | role_bit(rdv_role::put_alloc);
 constexpr unsigned target_roles = role_bit(rdv_role::recv) | role_bit(rdv_role::recv_alloc);
 
-// The live op that a peer's message names: its id, the peer's rank and one of
-// `roles` must match, or nullptr (the message is not acted on).
+}  // namespace
+
 rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles) {
   if (id > rdv_id_mask) return nullptr;
   rdv_op* op = d.rdv.get(static_cast<uint32_t>(id));
@@ -530,8 +510,6 @@ rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles) {
     return nullptr;
   return op;
 }
-
-}  // namespace
 
 // `rank` may be net::any_member (see net_types.hpp).
 void on_write_imm(device& d, uint64_t id, int rank) {
@@ -543,97 +521,84 @@ void on_write_imm(device& d, uint64_t id, int rank) {
   finish(d, op, true);
 }
 
-void on_control(device& d, packet* p, control_kind kind) {
+// ---- control messages ---------------------------------------------------------------
+
+namespace {
+
+// The target's buffers are ready: write (or, for no bytes, finish).
+arrival on_rtr(device& d, packet* p) {
   const int rank = p->in.src_rank;
-  switch (kind) {
-    case control_kind::rtr: {
-      const auto* rtr = reinterpret_cast<const rtr_payload*>(p->payload());
-      rdv_op* op = peer_op(d, rtr->send_id, rank, origin_roles);
-      // One RTR per op, with one remote buffer per local one.
-      if (!op || !op->remote.empty() || rtr->count != op->lengths.size()) {
-        drop_message(d, p, "RTR", !op ? "rendezvous id" : "RTR count", rank);
-        return;
-      }
-      op->peer_id = rtr->recv_id;
-      op->remote.assign(rtr->buffers, rtr->buffers + rtr->count);
-      // A receive may take fewer bytes than were sent (recvl into a smaller buffer).
-      for (size_t i = 0; i < op->lengths.size(); ++i)
-        op->lengths[i] = std::min<size_t>(op->lengths[i], op->remote[i].length);
-      // One write with immediate data carries the FIN; a receive that takes
-      // 0 bytes gets no write at all, so it is finished with a FIN message.
-      op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
-                      op->lengths[0] > 0 && op->lengths[0] <= d.rdma_piece;
-      d.put_packet(p);
-      if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
-          g_test_fail_next_rdma.exchange(false)) {
-        on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
-        return;
-      }
-      post_rdma(d, op);
-      return;
-    }
-    case control_kind::fin: {
-      fin_payload fin;
-      memcpy(&fin, p->payload(), sizeof(fin));
-      d.put_packet(p);
-      on_write_imm(d, fin.id, rank);
-      return;
-    }
-    case control_kind::abort: {
-      // The origin's writes failed: this receive (or putla/putva target)
-      // completes with LCI_ERR_FATAL; its buffers are delivered as usual
-      // (an LCI-allocated one is the program's to free) with undefined contents.
-      fin_payload abort;
-      memcpy(&abort, p->payload(), sizeof(abort));
-      rdv_op* op = peer_op(d, abort.id, rank, target_roles);
-      if (!op) {
-        drop_message(d, p, "rendezvous abort", "rendezvous id", rank);
-        return;
-      }
-      d.put_packet(p);
-      op->flag = LCI_ERR_FATAL;
-      finish(d, op, true);
-      return;
-    }
-    case control_kind::nack: {
-      fin_payload nack;
-      memcpy(&nack, p->payload(), sizeof(nack));
-      // Only a rendezvous that has not had its RTR can be refused.
-      rdv_op* op = peer_op(d, nack.id, rank, origin_roles);
-      if (!op || !op->remote.empty()) {
-        drop_message(d, p, "refusal", "rendezvous id", rank);
-        return;
-      }
-      d.put_packet(p);
-      op->flag = LCI_ERR_RETRY;
-      finish(d, op, false);
-      return;
-    }
-    case control_kind::getv_reply: {
-      fin_payload id;
-      memcpy(&id, p->payload(), sizeof(id));
-      // A getv whose reads finished and that waits for its piggy-back bytes.
-      rdv_op* op = peer_op(d, id.id, rank, role_bit(rdv_role::get));
-      const size_t n = p->in.length - sizeof(id);
-      if (!op || op->type != LCI_IOVEC ||
-          op->outstanding.load(std::memory_order_acquire) != 0) {
-        drop_message(d, p, "getv reply", "rendezvous id", rank);
-        return;
-      }
-      if (n > op->iov.piggy_back.length) {
-        drop_message(d, p, "getv reply", "length (over the piggy-back capacity)", rank);
-        return;
-      }
-      if (n) memcpy(op->iov.piggy_back.address, p->payload() + sizeof(id), n);
-      d.put_packet(p);
-      finish(d, op, false);
-      return;
-    }
-    case control_kind::gfence:
-      on_gfence(d, p);
-      return;
+  const auto* rtr = reinterpret_cast<const rtr_payload*>(p->payload());
+  rdv_op* op = peer_op(d, rtr->send_id, rank, origin_roles);
+  // One RTR per op, with one remote buffer per local one.
+  if (!op || op->have_remote || rtr->count != op->count) {
+    drop_message(d, p, "RTR", !op ? "rendezvous id" : "RTR count", rank);
+    return arrival::kept;
   }
-  drop_message(d, p, "control message", "control kind", rank);
+  op->peer_id = rtr->recv_id;
+  op->have_remote = true;
+  for (uint32_t i = 0; i < op->count; ++i) {
+    rdv_buffer& b = op->bufs[i];
+    b.remote = rtr->buffers[i];
+    // A receive may take fewer bytes than were sent (recvl into a smaller buffer).
+    b.length = std::min<size_t>(b.length, b.remote.length);
+  }
+  // One write with immediate data carries the FIN; a receive that takes
+  // 0 bytes gets no write at all, so it is finished with a FIN message.
+  op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
+                  op->bufs[0].length > 0 && op->bufs[0].length <= d.rdma_piece;
+  if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
+      g_test_fail_next_rdma.exchange(false)) {
+    on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
+    return arrival::repost;
+  }
+  post_rdma(d, op);
+  return arrival::repost;
 }
+
+arrival on_fin(device& d, packet* p) {
+  fin_payload fin;
+  memcpy(&fin, p->payload(), sizeof(fin));
+  on_write_imm(d, fin.id, p->in.src_rank);
+  return arrival::repost;
+}
+
+// The origin's writes failed: this receive (or putla/putva target)
+// completes with LCI_ERR_FATAL; its buffers are delivered as usual (an
+// LCI-allocated one is the program's to free) with undefined contents.
+arrival on_abort(device& d, packet* p) {
+  fin_payload abort;
+  memcpy(&abort, p->payload(), sizeof(abort));
+  rdv_op* op = peer_op(d, abort.id, p->in.src_rank, target_roles);
+  if (!op) {
+    drop_message(d, p, "rendezvous abort", "rendezvous id", p->in.src_rank);
+    return arrival::kept;
+  }
+  op->flag = LCI_ERR_FATAL;
+  finish(d, op, true);
+  return arrival::repost;
+}
+
+// The target refused the rendezvous: the origin completes with LCI_ERR_RETRY.
+arrival on_nack(device& d, packet* p) {
+  fin_payload nack;
+  memcpy(&nack, p->payload(), sizeof(nack));
+  // Only a rendezvous that has not had its RTR can be refused.
+  rdv_op* op = peer_op(d, nack.id, p->in.src_rank, origin_roles);
+  if (!op || op->have_remote) {
+    drop_message(d, p, "refusal", "rendezvous id", p->in.src_rank);
+    return arrival::kept;
+  }
+  op->flag = LCI_ERR_RETRY;
+  finish(d, op, false);
+  return arrival::repost;
+}
+
+LCI_CONTROL_ARRIVAL(control_kind::rtr, on_rtr);
+LCI_CONTROL_ARRIVAL(control_kind::fin, on_fin);
+LCI_CONTROL_ARRIVAL(control_kind::abort, on_abort);
+LCI_CONTROL_ARRIVAL(control_kind::nack, on_nack);
+
+}  // namespace
 
 }  // namespace lci

@@ -1,4 +1,4 @@
-// Runtime: initialization, devices and endpoints, and LCI's barrier.
+// Runtime: initialization, devices and endpoints (LCI's barrier is barrier.cpp).
 #include "lci/core/runtime.hpp"
 
 #include <cstring>
@@ -9,9 +9,9 @@
 
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
+#include "lci/core/barrier.hpp"
 #include "lci/core/handles.hpp"
 #include "lci/util/log.hpp"
-#include "lci/core/two_sided.hpp"
 
 namespace lci {
 
@@ -40,35 +40,14 @@ void free_handlers() {
   delete g_handlers;
   g_handlers = nullptr;
 }
-
-// Live devices by slot, read without a lock by foreign_pool_owner().
-constexpr int max_devices = 64;
-std::atomic<device*> g_device_slots[max_devices];
 }  // namespace
-
-std::atomic<uintptr_t> g_slabs_lo{UINTPTR_MAX}, g_slabs_hi{0};
-
-device* scan_pool_owner(const void* address) {
-  for (auto& slot : g_device_slots) {
-    device* d = slot.load(std::memory_order_acquire);
-    if (d && d->owns_packet(address)) return d;
-  }
-  return nullptr;
-}
 
 device* device_create() {
   runtime& rt = *g_runtime;
-  auto* d = new device(rt.next_device_index++);
+  auto* d = new device(rt.next_device_index++, *rt.boot);
   std::lock_guard<std::mutex> guard(rt.devices_mutex);
   rt.devices.push_back(d);
-  for (auto& slot : g_device_slots) {
-    device* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, d)) break;
-  }
-  const auto lo = reinterpret_cast<uintptr_t>(d->slab);
-  const auto hi = lo + d->slab_bytes;
-  if (lo < g_slabs_lo.load()) g_slabs_lo.store(lo);
-  if (hi > g_slabs_hi.load()) g_slabs_hi.store(hi);
+  add_pool_owner(d);
   ++LCI_NUM_DEVICES;
   return d;
 }
@@ -83,10 +62,17 @@ static void print_profile(const device& d) {
   auto v = [](const std::atomic<uint64_t>& a) {
     return static_cast<unsigned long long>(a.load(std::memory_order_relaxed));
   };
+  unsigned long long retries = 0;
+  for (const auto& r : c.retries) retries += v(r);
   std::fprintf(stderr,
                "LCI profile: rank %d device %d: sent %llu received %llu retries %llu "
+               "(queue full %llu, no packet %llu, backlog %llu, registration %llu) "
                "backlog_pushes %llu progress_calls %llu progress_empty %llu\n",
-               LCI_RANK, d.group_index, v(c.sent), v(c.received), v(c.retries),
+               LCI_RANK, d.group_index, v(c.sent), v(c.received), retries,
+               v(c.retries[static_cast<int>(post_status::retry_queue_full)]),
+               v(c.retries[static_cast<int>(post_status::retry_no_packet)]),
+               v(c.retries[static_cast<int>(post_status::retry_backlog)]),
+               v(c.retries[static_cast<int>(post_status::retry_no_registration)]),
                v(c.backlog_pushes), v(c.progress_calls), v(c.progress_empty));
 }
 #endif
@@ -100,10 +86,7 @@ void device_destroy(device* d) {
   rt.boot->barrier();
   {
     std::lock_guard<std::mutex> guard(rt.devices_mutex);
-    for (auto& slot : g_device_slots) {
-      device* expected = d;
-      slot.compare_exchange_strong(expected, nullptr);
-    }
+    remove_pool_owner(d);
     for (size_t i = 0; i < rt.devices.size(); ++i)
       if (rt.devices[i] == d) {
         rt.devices.erase(rt.devices.begin() + static_cast<long>(i));
@@ -155,37 +138,6 @@ void endpoint_destroy(endpoint* ep) {
   g_runtime->endpoints[ep->index].store(nullptr, std::memory_order_release);
   ep->magic = 0;
   ep->retire();
-}
-
-void runtime_barrier() { runtime_barrier_with(*g_runtime->barrier_ep->dev); }
-
-void runtime_barrier_with(device& also) {
-  runtime& rt = *g_runtime;
-  const int n = LCI_NUM_PROCESSES;
-  if (n == 1) return;
-  endpoint* ep = rt.barrier_ep;
-  device& d = *ep->dev;
-  comp_sync sync(1);
-  const uint32_t seq = rt.barrier_seq++;
-  LCI_short_t token;
-  memset(&token, 0, sizeof(token));
-  // Dissemination: in round k, signal rank+2^k and wait for rank-2^k.
-  uint32_t round = 0;
-  for (int dist = 1; dist < n; dist <<= 1, ++round) {
-    const int to = (LCI_RANK + dist) % n;
-    const int from = (LCI_RANK - dist + n) % n;
-    const LCI_tag_t tag = barrier_tag(seq, round);
-    post_recv(ep, msg_kind::short_msg, from, tag, nullptr, 0, false, &sync, nullptr);
-    while (send_eager(ep, msg_kind::short_msg, &token, LCI_SHORT_SIZE, to, tag, nullptr,
-                      nullptr) == LCI_ERR_RETRY) {
-      d.progress();
-      if (&also != &d) also.progress();
-    }
-    while (!sync.test(nullptr)) {
-      d.progress();
-      if (&also != &d) also.progress();
-    }
-  }
 }
 
 void runtime_initialize() {

@@ -8,7 +8,7 @@
 #include "lci.h"
 #include "lci/core/endpoint.hpp"
 #include "lci/core/runtime.hpp"
-#include "lci/core/two_sided.hpp"
+#include "lci/core/eager.hpp"
 #include "lci/core/validate.hpp"
 
 namespace lci {
@@ -38,9 +38,8 @@ LCI_API LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, con
   auto* e = reinterpret_cast<lci::endpoint*>(ep);
   if (rank < 0 || rank >= LCI_NUM_PROCESSES || length > static_cast<size_t>(LCI_MEDIUM_SIZE))
     return LCI_ERR_FATAL;
-  return lci::send_control_now(*e->dev, rank, imm, data, length) == lci::net::status::ok
-             ? LCI_OK
-             : LCI_ERR_RETRY;
+  return lci::to_error(lci::send_eager(*e->dev, nullptr, imm, const_cast<void*>(data), length,
+                                       rank, 0, nullptr, nullptr));
 }
 
 LCI_API LCI_error_t LCIT_fail_next_rdma(void) {

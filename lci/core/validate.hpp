@@ -1,6 +1,6 @@
 // Arriving messages that fail validation: the header fields and payload
 // counts of every message are checked before the core uses them (see
-// on_arrival in device.cpp); one that fails is dropped, its packet returned
+// on_arrival in progress.cpp); one that fails is dropped, its packet returned
 // to the pool, and a warning names the field and the source rank (at most
 // one line a second, with the count of drops so far).
 #pragma once

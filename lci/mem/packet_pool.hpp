@@ -400,4 +400,9 @@ inline pool_exit_hook::~pool_exit_hook() {
 
 }  // namespace detail
 
+// The same fixed-size pool serves any object that lives in a slab of
+// equal slots: the device's receive descriptors and rendezvous operations
+// use it under this name.
+using object_pool = packet_pool;
+
 }  // namespace lci

@@ -1,4 +1,4 @@
-// Fuzzes lcrun's side of the PMI-1 wire (tools/lcrun.cpp): the input is
+// Fuzzes lcrun's side of the PMI-1 wire (tools/lcrun/pmi_server.cpp): the input is
 // what a rank sends, framed into lines as lcrun's receive() does (empty
 // lines skipped); each line is parsed (pmi1_wire::parse_line) and its
 // fields read as handle() reads a request: cmd, pmi_version, kvsname, key

@@ -3,9 +3,9 @@
 // any header, source rank, length and payload, and checks that every
 // message it accepts holds what the handler of its kind then reads: the
 // payload is copied into a buffer of exactly the arrived length, and the
-// reads each handler makes (one_sided.cpp on_eager_put and on_notify,
-// rendezvous.cpp on_rts/on_rts_alloc/on_control, two_sided.hpp
-// complete_recv) are made on it, so AddressSanitizer reports any byte a
+// reads each handler makes (eager.cpp on_eager_put, rma.cpp on_notify
+// and on_getv_reply, rendezvous.cpp complete_rts/on_rts_alloc/on_rtr and
+// the other controls, eager.hpp complete_eager) are made on it, so AddressSanitizer reports any byte a
 // handler would take from beyond the message.
 //
 // Input: imm (4 bytes) | source rank (2) | job size (2) | length (4) | payload.

@@ -1,11 +1,13 @@
-// Eager two-sided protocol (short and medium), written inline so the API
-// entry points compile to straight-line code.
+// Eager protocol: two-sided short and medium messages and the eager
+// one-sided puts (puts, putma/putmna/putmac, putm/putmn), written inline so
+// the API entry points compile to straight-line code. Their arrivals are
+// handled in eager.cpp (registered in progress's dispatch table).
 //
 // Send: a payload that fits the backend's inject size leaves with one
 // inject call and no packet; a larger one is copied into a pool packet (or
 // sent straight from the caller's LCI buffer) and the packet is released by
 // the send completion. Receive: arrived packets and posted receives meet in
-// the device's matching table (lci/core/progress.cpp does the arrival side).
+// the device's matching table.
 #pragma once
 
 #include <cstring>
@@ -14,8 +16,11 @@
 #include "lci/comp/signal.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
-#include "lci/util/log.hpp"
+#include "lci/core/progress.hpp"
+#include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/status.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci {
 
@@ -38,21 +43,6 @@ inline void signal_medium(LCI_comp_t comp, int rank, LCI_tag_t tag, void* addres
   comp_signal(comp, r);
 }
 
-// Medium buffers handed to LCI by address are the caller's memory or a
-// buffer of some device's pool (LCI_mbuffer_alloc, LCI_recvmn). All packet
-// slabs lie inside [g_slabs_lo, g_slabs_hi) (widened as devices appear), so
-// caller memory is recognised with two compares; only an address inside
-// that range pays the scan over devices.
-extern std::atomic<uintptr_t> g_slabs_lo, g_slabs_hi;
-device* scan_pool_owner(const void* address);
-inline device* foreign_pool_owner(const void* address) {
-  const auto a = reinterpret_cast<uintptr_t>(address);
-  if (__builtin_expect(a < g_slabs_lo.load(std::memory_order_relaxed) ||
-                           a >= g_slabs_hi.load(std::memory_order_relaxed), 1))
-    return nullptr;
-  return scan_pool_owner(address);
-}
-
 // Eager send of `length` bytes at `address` (plus a trailer for the kinds
 // that carry one). `comp` (command port; nullptr for none) is signalled when
 // the buffer is the caller's again. Without a completion an LCI buffer is
@@ -60,7 +50,7 @@ inline device* foreign_pool_owner(const void* address) {
 // packet send as pending for fences until it completes: only operations with
 // a local completion (sendmc, putmac) are tracked; elemental sends are
 // complete for the caller at return, so the endpoint may go right after.
-inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* address,
+inline post_status send_eager(device& d, endpoint* tracked, uint32_t imm, void* address,
                               size_t length, int rank, LCI_tag_t tag, LCI_comp_t comp,
                               void* user_context, const trailer* tr = nullptr) {
   const bool own_buffer = d.owns_packet(address);
@@ -74,8 +64,8 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
       from = staged;
     }
     if (__builtin_expect(d.net->inject(rank, from, total, imm) != net::status::ok, 0)) {
-      LCI_PROF_INC(d, retries);
-      return LCI_ERR_RETRY;
+      LCI_PROF_RETRY(d, post_status::retry_queue_full);
+      return post_status::retry_queue_full;
     }
     LCI_PROF_INC(d, sent);
     if (comp)
@@ -85,7 +75,7 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
     else if (address)
       if (device* owner = foreign_pool_owner(address))
         owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
-    return LCI_OK;
+    return post_status::ok;
   }
   packet* p;
   char* from;
@@ -95,8 +85,8 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
   } else {
     p = d.get_send_packet();
     if (__builtin_expect(p == nullptr, 0)) {
-      LCI_PROF_INC(d, retries);
-      return LCI_ERR_RETRY;
+      LCI_PROF_RETRY(d, post_status::retry_no_packet);
+      return post_status::retry_no_packet;
     }
     memcpy(p->payload(), address, length);
     from = p->payload();
@@ -125,52 +115,82 @@ inline LCI_error_t send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
       d.put_packet(p);
     else if (tr)
       memcpy(from + length, saved, trailer_size);
-    LCI_PROF_INC(d, retries);
-    return LCI_ERR_RETRY;
+    LCI_PROF_RETRY(d, post_status::retry_queue_full);
+    return post_status::retry_queue_full;
   }
   LCI_PROF_INC(d, sent);
   if (!own_buffer && !comp && address)
     if (device* owner = foreign_pool_owner(address))
       owner->put_packet(static_cast<packet*>(owner->packets->packet_of(address)));
-  return LCI_OK;
+  return post_status::ok;
 }
 
-inline LCI_error_t send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
+inline post_status send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
                               int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context,
                               bool tracked = false) {
-  LCI_error_t rc = send_eager(*ep->dev, tracked ? ep : nullptr, make_imm(kind, ep->index, tag),
-                              address, length, rank, tag, comp, user_context);
-  if (rc == LCI_OK) ep->issued.add(rank);
-  return rc;
+  const post_status st = send_eager(*ep->dev, tracked ? ep : nullptr,
+                                    make_imm(kind, ep->index, tag), address, length, rank, tag,
+                                    comp, user_context);
+  if (st == post_status::ok) ep->issued.add(rank);
+  return st;
 }
 
-// Sends one of LCI's own messages from inside progress: never refused, a
-// message the network cannot take now waits in the device's backlog.
-void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length);
-// One attempt at sending such a message (retry: the network refused it).
-net::status send_control_now(device& d, int rank, uint32_t imm, const void* data,
-                             size_t length);
+// The completion object a target-side completion goes to: the endpoint's
+// default for handle 0, else the live object of the message port's kind
+// that the handle (a remote_completion sent by the origin) names; nullptr
+// for a NONE message port. False when the handle names no such object (the
+// message is dropped). Used by every one-sided arrival.
+bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out);
 
-// Completes receive `c` with arrived packet `p` and releases both (or hands
-// the packet to the caller for LCI_recvmn).
-void complete_rts(device& d, recv_ctx* c, packet* p);
+// Eager one-sided put to the target's completion object: puts (is_short),
+// putma/putmna (no local completion), putmac (`local_completion`, tracked
+// for fences). `remote_completion` 0 means the target endpoint's default.
+inline post_status put_eager(endpoint* e, void* address, size_t length, int rank, LCI_tag_t tag,
+                             uintptr_t remote_completion, bool is_short,
+                             LCI_comp_t local_completion, void* user_context,
+                             bool has_local_completion = false) {
+  if (e->cmd_comp_type == LCI_COMPLETION_NONE) local_completion = nullptr;
+  const trailer tr{0, remote_completion};
+  const msg_kind kind = is_short
+                            ? (remote_completion ? msg_kind::am_short_c : msg_kind::am_short)
+                            : (remote_completion ? msg_kind::am_medium_c : msg_kind::am_medium);
+  // Only putmac has a local completion; the other puts are done at return.
+  endpoint* tracked = has_local_completion ? e : nullptr;
+  const post_status st =
+      send_eager(*e->dev, tracked, make_imm(kind, e->index, tag), address, length, rank, tag,
+                 local_completion, user_context, remote_completion ? &tr : nullptr);
+  if (st == post_status::ok) e->issued.add(rank);
+  return st;
+}
 
-inline void complete_recv(device& d, recv_ctx* c, packet* p) {
-  if (__builtin_expect(p->in.kind == msg_kind::rts, 0)) {
-    complete_rts(d, c, p);
-    return;
-  }
+// putm/putmn: the payload lands at `remote_address` at the target (which
+// must lie in a segment the target registered, or the target drops it).
+inline post_status put_to(endpoint* e, void* address, size_t length, int rank, LCI_tag_t tag,
+                          void* remote_address, uintptr_t remote_completion) {
+  const trailer tr{reinterpret_cast<uint64_t>(remote_address), remote_completion};
+  const post_status st = send_eager(*e->dev, nullptr, make_imm(msg_kind::put_to, e->index, tag),
+                                    address, length, rank, tag, nullptr, nullptr, &tr);
+  if (st == post_status::ok) e->issued.add(rank);
+  return st;
+}
+
+// Completes receive `c` with arrived packet `p` of kind K (short or
+// medium) and releases the receive. Returns whether the packet is free
+// again (repost), or was handed to the caller (LCI_recvmn: kept).
+template <msg_kind K>
+inline arrival complete_eager(device& d, recv_ctx* c, packet* p) {
+  static_assert(K == msg_kind::short_msg || K == msg_kind::medium);
   c->ep->done.add(p->in.src_rank);
   LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, c->user_context);
   const size_t length = p->in.length;
-  bool release = true;
-  if (p->in.kind == msg_kind::short_msg) {
+  arrival a = arrival::repost;
+  if constexpr (K == msg_kind::short_msg) {
     r.type = LCI_IMMEDIATE;
     memcpy(&r.data.immediate, p->payload(), LCI_SHORT_SIZE);
   } else if (c->want_packet) {
     r.data.mbuffer.address = p->payload();
     r.data.mbuffer.length = length;
-    release = false;
+    a = arrival::kept;
     device::hand_out(p);
   } else {
     size_t n = length;
@@ -183,16 +203,31 @@ inline void complete_recv(device& d, recv_ctx* c, packet* p) {
     r.data.mbuffer.address = c->buffer;
     r.data.mbuffer.length = n;
   }
-  if (release) d.put_packet(p);
   LCI_comp_t comp = c->comp;
   d.put_ctx(c);
   if (comp) comp_signal(comp, r);
+  return a;
+}
+
+// A receive found its message already waiting in the matching table.
+inline void complete_waiting(device& d, recv_ctx* c, packet* p) {
+  switch (p->in.kind) {
+    case msg_kind::short_msg:
+      if (complete_eager<msg_kind::short_msg>(d, c, p) == arrival::repost) d.put_packet(p);
+      return;
+    case msg_kind::medium:
+      if (complete_eager<msg_kind::medium>(d, c, p) == arrival::repost) d.put_packet(p);
+      return;
+    default:  // rts: only the three matched kinds enter the table
+      complete_rts(d, c, p);
+      return;
+  }
 }
 
 // Posts a receive; completes it at once if its message already arrived.
 // `always_signal`: signal `comp` even when the endpoint's message port is
 // LCI_COMPLETION_NONE (LCI's own receives, e.g. those of the collectives).
-inline LCI_error_t post_recv(endpoint* ep, msg_kind kind, int rank, LCI_tag_t tag,
+inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag,
                              void* buffer, size_t capacity, bool want_packet, LCI_comp_t comp,
                              void* user_context, LCI_segment_t segment = nullptr,
                              const LCI_iovec_t* iov = nullptr, bool always_signal = false) {
@@ -206,14 +241,12 @@ inline LCI_error_t post_recv(endpoint* ep, msg_kind kind, int rank, LCI_tag_t ta
   c->ep = ep;
   c->buffer = buffer;
   c->capacity = capacity;
-  c->kind = kind;
   c->want_packet = want_packet;
   c->node.key =
       make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : rank, ep->index, tag);
   c->node.kind = match_kind::recv;
   if (match_node* m = d.table->insert_or_match(&c->node))
-    complete_recv(d, c, reinterpret_cast<packet*>(m));
-  return LCI_OK;
+    complete_waiting(d, c, reinterpret_cast<packet*>(m));
 }
 
 }  // namespace lci

@@ -1,89 +1,19 @@
-// One-sided operations: eager puts to the target's completion object
-// (puts, putma/putmna/putmac, putm/putmn) and RDMA puts and gets into memory
-// the peer registered (putl/putv, getl/getv) with their notifications.
+// RMA: puts and gets into memory the peer registered (putl/putv,
+// getl/getv), their notify messages to the target, and getv's reply with
+// the piggy-back bytes. (The eager one-sided puts are eager.{hpp,cpp}.)
 #include <cstdlib>
 #include <cstring>
 
-#include "lci/comp/registry.hpp"
 #include "lci/comp/signal.hpp"
-#include "lci/util/log.hpp"
-#include "lci/core/rdma.hpp"
+#include "lci/core/eager.hpp"
+#include "lci/core/progress.hpp"
+#include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_hooks.hpp"
-#include "lci/core/two_sided.hpp"
 #include "lci/core/validate.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci {
-
-bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out) {
-  *out = nullptr;
-  if (ep->msg_comp_type == LCI_COMPLETION_NONE) return true;
-  if (!handle) {
-    *out = ep->default_comp;
-    return true;
-  }
-  comp_base* c = comp_registry::find(handle);
-  if (!c || c->type != ep->msg_comp_type) return false;
-  *out = c;
-  return true;
-}
-
-namespace {
-
-LCI_request_t target_request(int origin, LCI_tag_t tag, LCI_data_type_t type) {
-  return make_request(origin, tag, type, nullptr);
-}
-
-}  // namespace
-
-// ---- eager puts: arrivals --------------------------------------------------------
-
-// An eager one-sided message arrived in packet p (kinds am_short[_c],
-// am_medium[_c], put_to): deliver it to the target's completion object.
-void on_eager_put(device& d, endpoint* ep, packet* p) {
-  const msg_kind kind = p->in.kind;
-  size_t length = p->in.length;
-  trailer tr{0, 0};
-  if (has_trailer(kind)) {
-    length -= trailer_size;
-    memcpy(&tr, p->payload() + length, trailer_size);
-  }
-  LCI_comp_t comp;
-  if (!target_comp(ep, tr.comp, &comp)) {
-    drop_message(d, p, "one-sided message", "remote completion handle", p->in.src_rank);
-    return;
-  }
-  if (kind == msg_kind::put_to && !d.segments.covers(tr.address, length)) {
-    drop_message(d, p, "put", "target address (not in a registered segment)", p->in.src_rank);
-    return;
-  }
-  ep->done.add(p->in.src_rank);
-  LCI_request_t r = target_request(p->in.src_rank, p->in.tag, LCI_MEDIUM);
-  switch (kind) {
-    case msg_kind::am_short:
-    case msg_kind::am_short_c:
-      r.type = LCI_IMMEDIATE;
-      memcpy(&r.data.immediate, p->payload(), LCI_SHORT_SIZE);
-      d.put_packet(p);
-      break;
-    case msg_kind::put_to:
-      if (length) memcpy(reinterpret_cast<void*>(tr.address), p->payload(), length);
-      r.data.mbuffer.address = reinterpret_cast<void*>(tr.address);
-      r.data.mbuffer.length = length;
-      d.put_packet(p);
-      break;
-    default:  // am_medium[_c]: the target owns the packet from now on
-      r.data.mbuffer.address = p->payload();
-      r.data.mbuffer.length = length;
-      if (!comp) {
-        d.put_packet(p);  // no one to hand it to (a NONE message port)
-        return;
-      }
-      device::hand_out(p);
-      break;
-  }
-  if (comp) comp_signal(comp, r);
-}
 
 // ---- RDMA puts and gets ------------------------------------------------------------
 
@@ -94,8 +24,14 @@ void build_notify(rdv_op* op, const LCI_iovec_t& remote, bool is_iovec, uintptr_
                   const LCI_iovec_t& local, bool with_piggy) {
   const int count = is_iovec ? remote.count : 0;
   const size_t piggy = with_piggy ? local.piggy_back.length : 0;
-  op->notify.assign(sizeof(notify_payload) + sizeof(notify_buffer) * static_cast<size_t>(count) +
-                        piggy, 0);
+  const size_t length =
+      sizeof(notify_payload) + sizeof(notify_buffer) * static_cast<size_t>(count) + piggy;
+  // A long transfer's notify fits the op; an iovec's goes on the heap.
+  if (length > sizeof(op->notify_inline)) {
+    op->notify = static_cast<char*>(calloc(1, length));
+    LCI_ASSERT(op->notify, "out of memory for a %zu-byte put/get notification", length);
+  }
+  op->notify_length = static_cast<uint32_t>(length);
   notify_payload n{};
   n.comp = remote_comp;
   if (is_iovec) {
@@ -103,33 +39,33 @@ void build_notify(rdv_op* op, const LCI_iovec_t& remote, bool is_iovec, uintptr_
     n.count = static_cast<uint32_t>(count);
     n.address = reinterpret_cast<uint64_t>(remote.piggy_back.address);
     n.length = local.piggy_back.length;
-    auto* b = reinterpret_cast<notify_buffer*>(op->notify.data() + sizeof(notify_payload));
+    auto* b = reinterpret_cast<notify_buffer*>(op->notify + sizeof(notify_payload));
     for (int i = 0; i < count; ++i) {
       const LCII_mr_t* seg = remote.lbuffers[i].segment;
       b[i].segment = seg->owner_handle;
       b[i].address = reinterpret_cast<uint64_t>(remote.lbuffers[i].address);
-      b[i].length = op->lengths[static_cast<size_t>(i)];
+      b[i].length = op->bufs[i].length;
     }
     if (piggy)
-      memcpy(op->notify.data() + sizeof(notify_payload) + sizeof(notify_buffer) * count,
+      memcpy(op->notify + sizeof(notify_payload) + sizeof(notify_buffer) * count,
              local.piggy_back.address, piggy);
   } else {
     n.type = LCI_LONG;
     n.segment = remote.lbuffers[0].segment->owner_handle;
     n.address = reinterpret_cast<uint64_t>(remote.lbuffers[0].address);
-    n.length = op->lengths[0];
+    n.length = op->bufs[0].length;
   }
-  memcpy(op->notify.data(), &n, sizeof(n));
+  memcpy(op->notify, &n, sizeof(n));
   op->notify_imm = make_imm(msg_kind::notify, op->ep->index, op->tag);
 }
 
-LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bool is_iovec,
+post_status start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bool is_iovec,
                        LCI_comp_t comp, int rank, LCI_tag_t tag, const LCI_iovec_t& remote,
                        uintptr_t remote_comp, void* user_context,
                        const LCI_iovec_t* report) {
   device& d = *ep->dev;
-  if (!d.backlog_empty()) return LCI_ERR_RETRY;
-  auto* op = new rdv_op;
+  if (!d.backlog_empty()) return post_status::retry_backlog;
+  rdv_op* op = new_rdv(d);
   op->role = role;
   op->type = is_iovec ? LCI_IOVEC : LCI_LONG;
   op->ep = ep;
@@ -141,24 +77,27 @@ LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
     op->iov = report ? *report : local;
   else
     op->lbuffer = local.lbuffers[0];
+  op->set_count(static_cast<uint32_t>(local.count));
+  op->have_remote = true;
   for (int i = 0; i < local.count; ++i) {
     const LCI_lbuffer_t& lb = local.lbuffers[i];
     const LCI_lbuffer_t& rb = remote.lbuffers[i];
-    op->local.push_back(static_cast<char*>(lb.address));
-    op->lengths.push_back(lb.length);
+    rdv_buffer& b = op->bufs[i];
+    b.local = static_cast<char*>(lb.address);
+    b.length = lb.length;
     const LCII_mr_t* seg = rb.segment;
-    op->remote.push_back({remote_rdma_address(seg, reinterpret_cast<uintptr_t>(rb.address)),
-                          seg->rkey, rb.length});
+    b.remote = {remote_rdma_address(seg, reinterpret_cast<uintptr_t>(rb.address)), seg->rkey,
+                rb.length};
   }
   if (!register_buffers(d, op, local.lbuffers, local.count)) {
-    delete op;
-    return LCI_ERR_RETRY;
+    delete_rdv(d, op);
+    return post_status::retry_no_registration;
   }
   // putv carries the piggy-back bytes in its notify; getv asks for them.
   build_notify(op, remote, is_iovec, remote_comp, local, role == rdv_role::put);
   op->id = d.rdv.insert(op);
   if (role == rdv_role::get && is_iovec) {
-    auto* n = reinterpret_cast<notify_payload*>(op->notify.data());
+    auto* n = reinterpret_cast<notify_payload*>(op->notify);
     n->reply_id = local.piggy_back.length ? op->id + 1u : 0;  // 0 means no reply
     n->length = local.piggy_back.length;
   }
@@ -170,44 +109,45 @@ LCI_error_t start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
   for (int i = 0; i < remote.count; ++i) {
     const LCII_mr_t* seg = remote.lbuffers[i].segment;
     const auto a = reinterpret_cast<uintptr_t>(remote.lbuffers[i].address);
-    if (a < seg->base || a + op->lengths[static_cast<size_t>(i)] > seg->base + seg->length) {
+    if (a < seg->base || a + op->bufs[i].length > seg->base + seg->length) {
       LCI_LOG(info, "%s to rank %d: [%p, +%zu) is outside the registered [%p, +%zu)",
               role == rdv_role::put ? "put" : "get", rank, remote.lbuffers[i].address,
-              op->lengths[static_cast<size_t>(i)], reinterpret_cast<void*>(seg->base),
-              seg->length);
+              op->bufs[i].length, reinterpret_cast<void*>(seg->base), seg->length);
       op->flag = LCI_ERR_FATAL;
       finish(d, op, false);
-      return LCI_OK;
+      return post_status::ok;
     }
   }
   // Counted as issued to the target once it succeeded (rdma_finished).
   if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
       g_test_fail_next_rdma.exchange(false)) {
     on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
-    return LCI_OK;
+    return post_status::ok;
   }
   post_rdma(d, op);
-  return LCI_OK;
+  return post_status::ok;
 }
 
 }  // namespace
 
-LCI_error_t start_put(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI_comp_t comp,
+post_status start_put(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI_comp_t comp,
                       int rank, LCI_tag_t tag, const LCI_iovec_t& remote, uintptr_t remote_comp,
                       void* user_context) {
   return start_rdma(ep, rdv_role::put, local, is_iovec, comp, rank, tag, remote, remote_comp,
                     user_context, nullptr);
 }
 
-LCI_error_t start_get(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI_comp_t comp,
+post_status start_get(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI_comp_t comp,
                       int rank, LCI_tag_t tag, const LCI_iovec_t& remote, uintptr_t remote_comp,
                       void* user_context, const LCI_iovec_t* report) {
   return start_rdma(ep, rdv_role::get, local, is_iovec, comp, rank, tag, remote, remote_comp,
                     user_context, report);
 }
 
+namespace {
+
 // A put or get into this process's memory finished.
-void on_notify(device& d, endpoint* ep, packet* p) {
+arrival on_notify(device& d, endpoint* ep, packet* p) {
   notify_payload n;
   memcpy(&n, p->payload(), sizeof(n));
   const int origin = p->in.src_rank;
@@ -229,9 +169,9 @@ void on_notify(device& d, endpoint* ep, packet* p) {
   }
   if (bad) {
     drop_message(d, p, "put/get notification", bad, origin);
-    return;
+    return arrival::kept;
   }
-  LCI_request_t r = target_request(origin, p->in.tag, static_cast<LCI_data_type_t>(n.type));
+  LCI_request_t r = make_request(origin, p->in.tag, static_cast<LCI_data_type_t>(n.type), nullptr);
   const char* extra = p->payload() + sizeof(n);
   if (n.type == LCI_IOVEC) {
     const auto* b = reinterpret_cast<const notify_buffer*>(extra);
@@ -242,13 +182,16 @@ void on_notify(device& d, endpoint* ep, packet* p) {
                                reinterpret_cast<void*>(b[i].address), b[i].length};
     const char* piggy = extra + sizeof(notify_buffer) * n.count;
     if (n.reply_id) {
-      // getv: send the piggy-back bytes back before the memory is released.
-      std::vector<char> reply(sizeof(fin_payload) + n.length);
+      // getv: send the piggy-back bytes back before the memory is released,
+      // built in this notification's own packet (its header was read
+      // above; the piggy-back bytes of a getv are not in it).
       fin_payload id{n.reply_id - 1};
-      memcpy(reply.data(), &id, sizeof(id));
-      memcpy(reply.data() + sizeof(id), reinterpret_cast<void*>(n.address), n.length);
-      send_control(d, origin, make_control_imm(control_kind::getv_reply), reply.data(),
-                   reply.size());
+      char* reply = p->payload();
+      memcpy(reply, &id, sizeof(id));
+      memcpy(reply + sizeof(id), reinterpret_cast<void*>(n.address), n.length);
+      send_control(d, origin, make_control_imm(control_kind::getv_reply), reply,
+                   sizeof(id) + n.length);
+      p = nullptr;  // consumed by send_control
     } else if (n.length) {
       memcpy(reinterpret_cast<void*>(n.address), piggy, n.length);  // putv
     }
@@ -260,12 +203,38 @@ void on_notify(device& d, endpoint* ep, packet* p) {
     r.data.lbuffer = LCI_lbuffer_t{reinterpret_cast<LCI_segment_t>(n.segment),
                                    reinterpret_cast<void*>(n.address), n.length};
   }
-  d.put_packet(p);
   ep->done.add(origin);
   if (comp)
     comp_signal(comp, r);
   else if (n.type == LCI_IOVEC)
     free(r.data.iovec.lbuffers);
+  return p ? arrival::repost : arrival::kept;
 }
+
+// The piggy-back bytes a getv read, sent back by its target.
+arrival on_getv_reply(device& d, packet* p) {
+  const int rank = p->in.src_rank;
+  fin_payload id;
+  memcpy(&id, p->payload(), sizeof(id));
+  // A getv whose reads finished and that waits for its piggy-back bytes.
+  rdv_op* op = peer_op(d, id.id, rank, role_bit(rdv_role::get));
+  const size_t n = p->in.length - sizeof(id);
+  if (!op || op->type != LCI_IOVEC || op->outstanding.load(std::memory_order_acquire) != 0) {
+    drop_message(d, p, "getv reply", "rendezvous id", rank);
+    return arrival::kept;
+  }
+  if (n > op->iov.piggy_back.length) {
+    drop_message(d, p, "getv reply", "length (over the piggy-back capacity)", rank);
+    return arrival::kept;
+  }
+  if (n) memcpy(op->iov.piggy_back.address, p->payload() + sizeof(id), n);
+  finish(d, op, false);
+  return arrival::repost;
+}
+
+LCI_ARRIVAL(msg_kind::notify, on_notify);
+LCI_CONTROL_ARRIVAL(control_kind::getv_reply, on_getv_reply);
+
+}  // namespace
 
 }  // namespace lci

@@ -1,0 +1,105 @@
+// Arrivals of the eager protocol (see eager.hpp): the matched two-sided
+// kinds (short, medium, and the RTS of a long or iovec message, which
+// meets its receive in the same table) and the eager one-sided puts to the
+// target's completion object. Each handler is registered for its kind in
+// progress's dispatch table.
+#include "lci/core/eager.hpp"
+
+#include <cstring>
+
+#include "lci/comp/registry.hpp"
+#include "lci/core/validate.hpp"
+
+namespace lci {
+
+bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out) {
+  *out = nullptr;
+  if (ep->msg_comp_type == LCI_COMPLETION_NONE) return true;
+  if (!handle) {
+    *out = ep->default_comp;
+    return true;
+  }
+  comp_base* c = comp_registry::find(handle);
+  if (!c || c->type != ep->msg_comp_type) return false;
+  *out = c;
+  return true;
+}
+
+namespace {
+
+// ---- two-sided: short, medium, RTS -----------------------------------------------
+
+// Inserts the message into the matching table: it waits there for its
+// receive, or completes the receive that waits for it.
+template <msg_kind K>
+arrival on_matched(device& d, endpoint* ep, packet* p) {
+  p->in.node.key = make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : p->in.src_rank,
+                                  ep->index, p->in.tag);
+  p->in.node.kind = match_kind::send;
+  match_node* m = d.table->insert_or_match(&p->in.node);
+  if (!m) return arrival::kept;
+  auto* c = reinterpret_cast<recv_ctx*>(m);
+  if constexpr (K == msg_kind::rts) {
+    complete_rts(d, c, p);
+    return arrival::kept;
+  } else {
+    return complete_eager<K>(d, c, p);
+  }
+}
+
+LCI_ARRIVAL(msg_kind::short_msg, on_matched<msg_kind::short_msg>);
+LCI_ARRIVAL(msg_kind::medium, on_matched<msg_kind::medium>);
+LCI_ARRIVAL(msg_kind::rts, on_matched<msg_kind::rts>);
+
+// ---- one-sided: puts, putma/putmna/putmac, putm/putmn -----------------------------
+
+// An eager one-sided message of kind K arrived in packet p: deliver it to
+// the target's completion object.
+template <msg_kind K>
+arrival on_eager_put(device& d, endpoint* ep, packet* p) {
+  constexpr bool short_put = K == msg_kind::am_short || K == msg_kind::am_short_c;
+  size_t length = p->in.length;
+  trailer tr{0, 0};
+  if constexpr (has_trailer(K)) {
+    length -= trailer_size;
+    memcpy(&tr, p->payload() + length, trailer_size);
+  }
+  LCI_comp_t comp;
+  if (!target_comp(ep, tr.comp, &comp)) {
+    drop_message(d, p, "one-sided message", "remote completion handle", p->in.src_rank);
+    return arrival::kept;
+  }
+  if (K == msg_kind::put_to && !d.segments.covers(tr.address, length)) {
+    drop_message(d, p, "put", "target address (not in a registered segment)", p->in.src_rank);
+    return arrival::kept;
+  }
+  ep->done.add(p->in.src_rank);
+  LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, nullptr);
+  arrival a = arrival::repost;
+  if constexpr (short_put) {
+    r.type = LCI_IMMEDIATE;
+    memcpy(&r.data.immediate, p->payload(), LCI_SHORT_SIZE);
+  } else if constexpr (K == msg_kind::put_to) {
+    if (length) memcpy(reinterpret_cast<void*>(tr.address), p->payload(), length);
+    r.data.mbuffer.address = reinterpret_cast<void*>(tr.address);
+    r.data.mbuffer.length = length;
+  } else {  // am_medium[_c]: the target owns the packet from now on
+    if (!comp) return arrival::repost;  // no one to hand it to (a NONE message port)
+    r.data.mbuffer.address = p->payload();
+    r.data.mbuffer.length = length;
+    device::hand_out(p);
+    a = arrival::kept;
+  }
+  if (comp) comp_signal(comp, r);
+  return a;
+}
+
+LCI_ARRIVAL(msg_kind::am_short, on_eager_put<msg_kind::am_short>);
+LCI_ARRIVAL(msg_kind::am_short_c, on_eager_put<msg_kind::am_short_c>);
+LCI_ARRIVAL(msg_kind::am_medium, on_eager_put<msg_kind::am_medium>);
+LCI_ARRIVAL(msg_kind::am_medium_c, on_eager_put<msg_kind::am_medium_c>);
+LCI_ARRIVAL(msg_kind::put_to, on_eager_put<msg_kind::put_to>);
+
+}  // namespace
+
+}  // namespace lci

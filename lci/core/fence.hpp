@@ -1,0 +1,14 @@
+// Fences (fence.cpp): LCI_fence_wait and LCI_gfence_wait.
+#pragma once
+
+namespace lci {
+
+struct endpoint;
+
+// Until every operation this process started on `ep` completed locally.
+void fence_wait(endpoint* ep);
+// Until every process's operations on the endpoint group completed locally
+// and at their targets (collective over the endpoint's peers).
+void gfence_wait(endpoint* ep);
+
+}  // namespace lci
