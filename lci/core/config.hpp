@@ -12,10 +12,11 @@
 // policy), stores the result, which settings() returns and which stays
 // constant until the next LCI_initialize, and mirrors it into the LCI_*
 // globals of lci.h that LCI 1.7 programs read. After that nothing reads an
-// LCI_* variable of the core again. The bootstrap's own variables (LCI_PMI,
-// LCI_LCRUN, LCT_PMI_BACKEND) are read and checked by the bootstrap, a lower
-// layer; the table lists them (category bootstrap) so that they are printed
-// and documented in one place.
+// LCI_* setting of the core again (LCI_TEST_HOOKS, the switch of the
+// test-only fault injection, is no setting: test_hooks.cpp reads it). The
+// bootstrap's own variables (LCI_PMI, LCI_LCRUN, LCT_PMI_BACKEND) are read
+// and checked by the bootstrap, a lower layer; the table lists them
+// (category bootstrap) so that they are printed and documented in one place.
 //
 // Categories: `effective` settings change what LCI does; `derived` rows are
 // computed from others and never read from the environment; `no_effect`
