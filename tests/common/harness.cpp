@@ -177,6 +177,18 @@ const char* comp_name(LCI_comp_type_t t) {
   }
 }
 
+void thread_barrier::wait() {
+  std::unique_lock<std::mutex> lock(m_);
+  const int gen = gen_;
+  if (++count_ == n_) {
+    count_ = 0;
+    ++gen_;
+    cv_.notify_all();
+  } else {
+    cv_.wait(lock, [&] { return gen != gen_; });
+  }
+}
+
 comp::comp(LCI_comp_type_t type, int threshold) : type_(type), threshold_(threshold) {
   switch (type) {
     case LCI_COMPLETION_QUEUE: OK(LCI_queue_create(LCI_UR_DEVICE, &h_)); break;

@@ -113,6 +113,18 @@ void retry_call(F f, const char* what) {
 
 const char* comp_name(LCI_comp_type_t t);
 
+// A reusable barrier for the threads of one rank.
+class thread_barrier {
+ public:
+  explicit thread_barrier(int n) : n_(n) {}
+  void wait();
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int n_, count_ = 0, gen_ = 0;
+};
+
 // A completion object of one kind. take(n) collects exactly n requests,
 // driving progress; a synchronizer must be taken in multiples of its
 // threshold. Handler objects record into one of a fixed set of collectors.

@@ -24,28 +24,6 @@ namespace {
 
 int g_threads = 1;
 
-// A reusable barrier for the threads of one rank.
-class thread_barrier {
- public:
-  explicit thread_barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(m_);
-    int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return gen != gen_; });
-    }
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
-
 enum class op { short_msg, medium_copy, medium_lci_buffer, medium_with_completion };
 const char* op_name(op o) {
   switch (o) {
@@ -57,6 +35,7 @@ const char* op_name(op o) {
   return "?";
 }
 using lci_test::comp_name;
+using lci_test::thread_barrier;
 
 constexpr int msgs_per_peer = 2;
 
@@ -168,7 +147,8 @@ struct run_spec {
   bool late;  // receives posted after the messages were sent
 };
 
-void post_receives(const run_spec& rs, int me, int thread, comps& c, std::vector<slot>& rslots) {
+void post_receives(const run_spec& rs, int /*me*/, int /*thread*/, comps& c,
+                   std::vector<slot>& rslots) {
   for (auto& s : rslots) {
     int from = rs.match == LCI_MATCH_TAG ? LCI_RANK_ANY : s.peer;
     LCI_error_t rc;
@@ -190,7 +170,7 @@ void post_receives(const run_spec& rs, int me, int thread, comps& c, std::vector
   }
 }
 
-void send_all(const run_spec& rs, int me, int thread, comps& c, std::vector<slot>& sslots) {
+void send_all(const run_spec& rs, int me, int /*thread*/, comps& c, std::vector<slot>& sslots) {
   for (auto& s : sslots) {
     const int to = s.peer;
     LCI_error_t rc;

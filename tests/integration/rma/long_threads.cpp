@@ -41,27 +41,6 @@ int g_threads = 4;
 int g_iters = 12;
 size_t g_page = 4096;
 
-class thread_barrier {
- public:
-  explicit thread_barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(m_);
-    const int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return gen != gen_; });
-    }
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
-
 enum kind { k_short = 0, k_medium = 1, k_long = 2 };
 
 struct slot {
