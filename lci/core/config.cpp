@@ -46,8 +46,6 @@ uint64_t LCI_BACKEND_TRY_LOCK_MODE = 0, LCI_DEVICE_LOCK_MODE = 0;
 
 namespace lci {
 
-int g_reg_cache_max_entries = 4096;
-
 namespace {
 
 // How a row's text is parsed and printed. `derived` rows are never read;
@@ -493,7 +491,6 @@ void config_parse() {
   log_set_level(s.log_threshold);
   log_set_outfile(s.log_outfile.c_str());
   if (s.wait_policy_given) wait_policy_set(s.wait_policy);
-  g_reg_cache_max_entries = s.reg_cache_max_entries;
 
   // The globals of lci.h, for LCI 1.7 programs.
   LCI_MAX_ENDPOINTS = s.max_endpoints;

@@ -161,9 +161,6 @@ LCI_INTERNAL_EXPORT void config_print_current(FILE* out, bool initialized);
 extern config g_config;
 inline const config& settings() { return g_config; }
 LCI_INTERNAL_EXPORT const config& current_config();
-// settings().reg_cache_max_entries under its older name, kept in step by
-// config_parse.
-extern int g_reg_cache_max_entries;
 
 // The backends' part of the configuration (they read nothing else).
 net::settings backend_settings();

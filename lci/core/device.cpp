@@ -61,10 +61,11 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   net = std::make_unique<net::backend_device>(boot, group_index, backend_settings());
   max_inject = net->max_inject();
 
+  const config& cfg = settings();
   // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer.
-  packet_size = static_cast<size_t>(LCI_PACKET_SIZE) + packet_slack;
-  recv_size = static_cast<size_t>(LCI_MEDIUM_SIZE) + trailer_size;
-  const size_t npackets = static_cast<size_t>(LCI_SERVER_NUM_PKTS);
+  packet_size = static_cast<size_t>(cfg.packet_size) + packet_slack;
+  recv_size = static_cast<size_t>(cfg.medium_size) + trailer_size;
+  const size_t npackets = static_cast<size_t>(cfg.server_num_pkts);
   slab_bytes = packet_size * npackets;
   slab = map_slab(slab_bytes, "packets");
   // Sent from and received into only: peers' RDMA cannot reach the slab.
@@ -89,14 +90,14 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   rdv_ops = std::make_unique<object_pool>(rdv_slab, rdv_op_slot_size(), nrdv);
   rdv.reserve(nrdv);
 
-  table = std::make_unique<match_table>(static_cast<size_t>(LCI_DEFAULT_TABLE_LENGTH));
+  table = std::make_unique<match_table>(static_cast<size_t>(cfg.default_table_length));
   // LCI_SEGMENT_ALL registrations: cached only where a stale registration
   // cannot reach the wrong pages (see decide_caching in reg_cache.hpp).
   const caching_decision caching =
-      decide_caching(LCI_USE_DREG, net->registrations_pin(), mem_hooks::active());
+      decide_caching(cfg.use_dreg, net->registrations_pin(), mem_hooks::active());
   reg_cache::options reg_options;
   reg_options.cached = caching.cache;
-  reg_options.max_entries = static_cast<size_t>(g_reg_cache_max_entries);
+  reg_options.max_entries = static_cast<size_t>(cfg.reg_cache_max_entries);
   regs = make_reg_cache(net::mr_access::remote, reg_options);
   source_regs = make_reg_cache(net::mr_access::source, reg_options);
   LCI_LOG(info, "device %d (%s): LCI_SEGMENT_ALL registrations %s", group_index,
@@ -105,11 +106,12 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   size_t backend_max = net->max_message_size();
   if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
     backend_max = std::min(backend_max, limit);
-  rdma_piece = net::rdma_piece_size(LCI_MAX_SINGLE_MESSAGE_SIZE, backend_max);
+  rdma_piece = net::rdma_piece_size(cfg.max_single_message_size, backend_max);
+  rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
   LCI_LOG(info,
           "device %d: RDMA pieces of at most %zu bytes (LCI_MAX_SINGLE_MESSAGE_SIZE %zu, "
           "backend maximum %zu)",
-          group_index, rdma_piece, LCI_MAX_SINGLE_MESSAGE_SIZE, backend_max);
+          group_index, rdma_piece, cfg.max_single_message_size, backend_max);
   post_initial_receives();
   // Every rank has its receives posted before anyone sends to this device,
   // and every rank has connected to this one.
@@ -164,7 +166,7 @@ device::~device() {
 void device::post_initial_receives() {
   // Keep up to LCI_SERVER_MAX_RECVS packets posted, within the provider's
   // receive queue and leaving at least half of the pool for sends.
-  size_t n = static_cast<size_t>(LCI_SERVER_MAX_RECVS);
+  size_t n = static_cast<size_t>(settings().server_max_recvs);
   n = std::min(n, net->rx_queue_size());
   n = std::min(n, packets->capacity() / 2);
   n = std::max<size_t>(n, 1);

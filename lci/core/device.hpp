@@ -111,7 +111,10 @@ struct device {
   // which may be read-only).
   std::unique_ptr<reg_cache> regs;
   std::unique_ptr<reg_cache> source_regs;
+  // Settings the data path reads, fixed when the device is created (the
+  // lci.h globals of the same names are writable by programs).
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size)
+  bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and
   // the table that finds them by id.

@@ -545,7 +545,7 @@ arrival on_rtr(device& d, packet* p) {
   }
   // One write with immediate data carries the FIN; a receive that takes
   // 0 bytes gets no write at all, so it is finished with a FIN message.
-  op->write_imm = op->type == LCI_LONG && LCI_RDV_PROTOCOL == LCI_RDV_WRITEIMM &&
+  op->write_imm = op->type == LCI_LONG && d.rdv_write_imm &&
                   op->bufs[0].length > 0 && op->bufs[0].length <= d.rdma_piece;
   if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
       g_test_fail_next_rdma.exchange(false)) {
