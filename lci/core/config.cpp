@@ -109,6 +109,7 @@ const entry table[] = {
     {"LCI_WAIT_POLICY", kind::wait_policy, effective, nullptr, 0, "threads|spin|fibers|tbb (waits in LCI_sync_wait, LCI_queue_wait; unset: LCIX_set_wait_policy's choice)"},
     {"LCI_RDV_PROTOCOL", kind::rdv, effective, LCI_FIELD(rdv_protocol), LCI_RDV_WRITEIMM, "write|writeimm"},
     {"LCI_PRINT_PROFILE", kind::boolean, profile_category, LCI_FIELD(print_profile), 0, LCI_PROFILE_HELP},
+    {"LCI_TEST_HOOKS", kind::boolean, effective, LCI_FIELD(test_hooks), 0, "enable the LCIT_* fault-injection calls of the test suite (off: they return LCI_ERR_FEATURE_NA)"},
 
     {"LCI_MAX_TABLE_LENGTH", kind::integer, no_effect, LCI_FIELD(max_table_length), INT_MAX, "the matching table holds entries embedded in receives and packets, so it needs no limit of its own"},
     {"LCI_SERVER_MAX_SENDS", kind::integer, no_effect, LCI_FIELD(server_max_sends), LCI_SERVER_MAX_SENDS_DEFAULT, "sends in flight are bounded by the packet pool and the backend's send queue"},

@@ -12,8 +12,7 @@
 // policy), stores the result, which settings() returns and which stays
 // constant until the next LCI_initialize, and mirrors it into the LCI_*
 // globals of lci.h that LCI 1.7 programs read. After that nothing reads an
-// LCI_* setting of the core again (LCI_TEST_HOOKS, the switch of the
-// test-only fault injection, is no setting: test_hooks.cpp reads it). The
+// LCI_* setting of the core again. The
 // bootstrap's own variables (LCI_PMI, LCI_LCRUN, LCT_PMI_BACKEND) are read
 // and checked by the bootstrap, a lower layer; the table lists them
 // (category bootstrap) so that they are printed and documented in one place.
@@ -88,6 +87,7 @@ struct config {
   LCIX_wait_policy_t wait_policy = LCIX_WAIT_THREADS;  // its value (when given)
   LCI_rdv_protocol_t rdv_protocol = LCI_RDV_WRITEIMM;  // LCI_RDV_PROTOCOL
   bool print_profile = false;                    // LCI_PRINT_PROFILE (LCI_PROFILE builds)
+  bool test_hooks = false;                       // LCI_TEST_HOOKS
 
   // Derived (never read from the environment).
   int medium_size = 0;                           // LCI_MEDIUM_SIZE = packet_size - 64

@@ -1,9 +1,12 @@
 // Fault injection for LCI's own tests (see test_hooks.hpp).
 #include "lci/core/test_hooks.hpp"
 
+#include "lci/core/config.hpp"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "lci.h"
 #include "lci/core/endpoint.hpp"
@@ -19,12 +22,15 @@ std::atomic<int> g_test_fail_registrations{0};
 std::atomic<size_t> g_test_max_message{0};
 
 namespace {
+// LCI_TEST_HOOKS through the configuration table: the parsed settings once
+// LCI is initialized; before (hooks set up ahead of LCI_initialize), the
+// same table read from the environment.
 bool hooks_enabled() {
-  static const bool on = [] {
-    const char* v = getenv("LCI_TEST_HOOKS");
-    return v && strcmp(v, "1") == 0;
-  }();
-  return on;
+  if (g_initialized.load(std::memory_order_acquire)) return settings().test_hooks;
+  config c;
+  std::string error;
+  return config_read([](const char* name) { return std::getenv(name); }, c, error) &&
+         c.test_hooks;
 }
 }  // namespace
 
