@@ -7,18 +7,17 @@
 #include "lci/api/check.hpp"
 #include "lci/util/log.hpp"
 #include "lci/core/memory.hpp"
+#include "lci/core/protocol.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/segment_codec.hpp"
 
 using namespace lci;
 
-namespace {
-}  // namespace
-
 size_t LCI_get_iovec_piggy_back_size(int count) {
   // The iovec's descriptors share a medium packet with the piggy-back bytes
   // in every message of the protocol (lci/core/protocol.hpp).
-  long size = static_cast<long>(LCI_MEDIUM_SIZE) - 48 - 24L * count;
+  const long size = static_cast<long>(LCI_MEDIUM_SIZE) - static_cast<long>(iovec_header_size) -
+                   static_cast<long>(iovec_buffer_size) * count;
   return size > 0 ? static_cast<size_t>(size) : 0;
 }
 

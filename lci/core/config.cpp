@@ -10,6 +10,7 @@
 
 #include "lci.h"
 #include "lci/core/config_values.hpp"
+#include "lci/core/protocol.hpp"
 #include "lci/util/log.hpp"
 #include "lci/wait/parking.hpp"
 
@@ -316,10 +317,11 @@ void derive(const env_lookup& env, config& c) {
   }
   c.max_tag = 65535;
   c.max_sync_length = INT_MAX;
-  // Every message of the iovec protocol (48 bytes of header, 24 per long
-  // buffer) must fit in a medium packet beside at least one byte of
-  // piggy-back data; see LCI_get_iovec_piggy_back_size.
-  c.iovec_size = (c.medium_size - 48 - 1) / 24;
+  // Every message of the iovec protocol (iovec_header_size bytes of header,
+  // iovec_buffer_size per long buffer) must fit in a medium packet beside at
+  // least one byte of piggy-back data; see LCI_get_iovec_piggy_back_size.
+  c.iovec_size = (c.medium_size - static_cast<int>(iovec_header_size) - 1) /
+                 static_cast<int>(iovec_buffer_size);
   if (c.iovec_size > 256) c.iovec_size = 256;
 }
 

@@ -113,6 +113,15 @@ struct notify_buffer {
   uint64_t segment, address, length;
 };
 
+// The largest header any message of the iovec protocol carries in front of
+// its piggy-back bytes: a notify (putv/getv) with one notify_buffer per long
+// buffer. An RTS (sendv/putva) needs less: rts_payload and one length each.
+inline constexpr size_t iovec_header_size = sizeof(notify_payload);
+inline constexpr size_t iovec_buffer_size = sizeof(notify_buffer);
+static_assert(sizeof(rts_payload) <= iovec_header_size &&
+                  sizeof(uint64_t) <= iovec_buffer_size,
+              "the notify header bounds every iovec header");
+
 struct device;
 
 // The header in front of every packet's payload (packet_header_size bytes).

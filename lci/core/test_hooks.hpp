@@ -1,6 +1,6 @@
 // Fault injection for LCI's own tests, off unless the process was started
 // with LCI_TEST_HOOKS=1. Declared for the tests in
-// tests/integration/test_hooks.h; nothing here is part of the LCI API.
+// tests/common/test_hooks.h; nothing here is part of the LCI API.
 //
 //   LCIT_send_raw(ep, rank, imm, data, length): sends `length` bytes with
 //       the 32-bit header `imm` as chosen (any kind, endpoint and tag) as

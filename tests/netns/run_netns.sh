@@ -9,7 +9,7 @@
 #   pingpong     2 ranks, medium round trips of 1 byte to LCI_MEDIUM_SIZE
 #   many_to_one  4 ranks, ranks 1-3 each send 5000 x 4 KiB to rank 0
 #   long         2 ranks, 1 MiB and 16 MiB sendl/recvl both ways, twice
-#   rank_failure 4 ranks of tests/integration/rank_failure (path in
+#   rank_failure 4 ranks of tests/integration/failure/rank_failure (path in
 #                LCI_NETNS_RANK_FAILURE; by default only when that is set):
 #                rank 1 dies by SIGKILL, the job must end, naming it
 # After each phase the transmit byte counters of lcinet0 in each namespace
