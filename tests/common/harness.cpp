@@ -327,6 +327,28 @@ std::vector<std::vector<char>> allgather(const void* data, size_t len) {
   return out;
 }
 
+std::vector<endpoint_under_test> endpoints_under_test() {
+  std::vector<endpoint_under_test> eps;
+  eps.emplace_back("LCI_UR_ENDPOINT", LCI_COMPLETION_QUEUE);
+  eps.back().ep = LCI_UR_ENDPOINT;
+  eps.back().dflt = comp::borrow_queue(LCI_UR_CQ);
+  eps.back().expl.reset(new comp(LCI_COMPLETION_QUEUE));
+  for (LCI_comp_type_t t : {LCI_COMPLETION_QUEUE, LCI_COMPLETION_SYNC, LCI_COMPLETION_HANDLER}) {
+    eps.emplace_back(comp_name(t), t);
+    endpoint_under_test& e = eps.back();
+    e.dflt.reset(new comp(t));
+    e.expl.reset(new comp(t));
+    LCI_plist_t plist;
+    OK(LCI_plist_create(&plist));
+    OK(LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, t));
+    OK(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, t));
+    OK(LCI_plist_set_default_comp(plist, e.dflt->handle()));
+    OK(LCI_endpoint_init(&e.ep, LCI_UR_DEVICE, plist));
+    LCI_plist_free(&plist);
+  }
+  return eps;
+}
+
 std::vector<uint64_t> allgather_u64(uint64_t v) {
   auto blobs = allgather(&v, sizeof(v));
   std::vector<uint64_t> out;

@@ -156,6 +156,24 @@ class comp {
   bool owned_ = true;
 };
 
+// An endpoint whose target completions a one-sided test checks: its
+// default completion object, an explicit one, and every rank's handle of
+// the explicit one (expl_of, filled by the test once all its endpoints exist).
+struct endpoint_under_test {
+  endpoint_under_test(const char* n, LCI_comp_type_t t) : name(n), type(t) {}
+  const char* name;
+  LCI_comp_type_t type;
+  LCI_endpoint_t ep = nullptr;
+  std::unique_ptr<comp> dflt;     // the endpoint's default target completion
+  std::unique_ptr<comp> expl;     // an explicit target completion object
+  std::vector<uint64_t> expl_of;  // every rank's explicit handle
+};
+// LCI_UR_ENDPOINT (its default LCI_UR_CQ), then one endpoint on
+// LCI_UR_DEVICE per completion type (queue, sync, handler) whose ports and
+// default completion are of that type. Collective (endpoints are numbered
+// in creation order on every rank).
+std::vector<endpoint_under_test> endpoints_under_test();
+
 // Data patterns: byte i of the stream `seed`.
 inline uint8_t pat(uint32_t seed, size_t i) {
   uint32_t x = seed * 0x9E3779B1u ^ static_cast<uint32_t>(i) * 0x85EBCA6Bu ^

@@ -47,15 +47,6 @@ size_t g_page = 4096;
 enum class op { putla, putl, getl };
 const char* op_name(op o) { return o == op::putla ? "putla" : o == op::putl ? "putl" : "getl"; }
 
-struct endpoint_under_test {
-  endpoint_under_test(const char* n, LCI_comp_type_t t) : name(n), type(t) {}
-  const char* name;
-  LCI_comp_type_t type;
-  LCI_endpoint_t ep = nullptr;
-  std::unique_ptr<comp> dflt, expl;
-  std::vector<uint64_t> expl_of;
-};
-
 // This rank's target memory (two kinds) and everyone's, deserialized.
 struct target_region {
   std::unique_ptr<lbuf> mem;
@@ -171,24 +162,7 @@ void run(bool big) {
                                        g_regions[i].mem->capacity());
   }
 
-  std::vector<endpoint_under_test> eps;
-  eps.emplace_back("LCI_UR_ENDPOINT", LCI_COMPLETION_QUEUE);
-  eps.back().ep = LCI_UR_ENDPOINT;
-  eps.back().dflt = comp::borrow_queue(LCI_UR_CQ);
-  eps.back().expl.reset(new comp(LCI_COMPLETION_QUEUE));
-  for (LCI_comp_type_t t : {LCI_COMPLETION_QUEUE, LCI_COMPLETION_SYNC, LCI_COMPLETION_HANDLER}) {
-    eps.emplace_back(comp_name(t), t);
-    endpoint_under_test& e = eps.back();
-    e.dflt.reset(new comp(t));
-    e.expl.reset(new comp(t));
-    LCI_plist_t plist;
-    OK(LCI_plist_create(&plist));
-    OK(LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, t));
-    OK(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, t));
-    OK(LCI_plist_set_default_comp(plist, e.dflt->handle()));
-    OK(LCI_endpoint_init(&e.ep, LCI_UR_DEVICE, plist));
-    LCI_plist_free(&plist);
-  }
+  std::vector<endpoint_under_test> eps = endpoints_under_test();
   for (auto& e : eps) e.expl_of = allgather_u64(e.expl->remote());
 
   const size_t sizes[] = {0, 1, g_page - 1, g_page, m + 1, size_t(1) << 20};

@@ -55,16 +55,6 @@ const char* op_name(op o) {
 
 // One endpoint under test with its completion objects. The k-th endpoints of
 // all ranks are created in the same order with the same properties.
-struct endpoint_under_test {
-  endpoint_under_test(const char* n, LCI_comp_type_t t) : name(n), type(t) {}
-  const char* name;
-  LCI_comp_type_t type;
-  LCI_endpoint_t ep = nullptr;
-  std::unique_ptr<comp> dflt;      // the endpoint's default target completion
-  std::unique_ptr<comp> expl;      // an explicit target completion object
-  std::vector<uint64_t> expl_of;   // every rank's explicit handle
-};
-
 // Target memory for putm/putmn, published once.
 std::vector<uint8_t> g_tbuf;
 std::vector<uint64_t> g_tbuf_of;
@@ -181,24 +171,7 @@ void run() {
   registration tbuf_registered(g_tbuf.data(), g_tbuf.size());  // LCI_putm/putmn target
   g_tbuf_of = allgather_u64(reinterpret_cast<uintptr_t>(g_tbuf.data()));
 
-  std::vector<endpoint_under_test> eps;
-  eps.emplace_back("LCI_UR_ENDPOINT", LCI_COMPLETION_QUEUE);
-  eps.back().ep = LCI_UR_ENDPOINT;
-  eps.back().dflt = comp::borrow_queue(LCI_UR_CQ);
-  eps.back().expl.reset(new comp(LCI_COMPLETION_QUEUE));
-  for (LCI_comp_type_t t : {LCI_COMPLETION_QUEUE, LCI_COMPLETION_SYNC, LCI_COMPLETION_HANDLER}) {
-    eps.emplace_back(comp_name(t), t);
-    endpoint_under_test& e = eps.back();
-    e.dflt.reset(new comp(t));
-    e.expl.reset(new comp(t));
-    LCI_plist_t plist;
-    OK(LCI_plist_create(&plist));
-    OK(LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, t));
-    OK(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, t));
-    OK(LCI_plist_set_default_comp(plist, e.dflt->handle()));
-    OK(LCI_endpoint_init(&e.ep, LCI_UR_DEVICE, plist));
-    LCI_plist_free(&plist);
-  }
+  std::vector<endpoint_under_test> eps = endpoints_under_test();
   // An endpoint from an unmodified property list: its default is LCI_UR_CQ.
   eps.emplace_back("unmodified-plist", LCI_COMPLETION_QUEUE);
   {
