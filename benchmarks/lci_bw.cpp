@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "lci_common.hpp"
 #include "lci.h"
 
 namespace {
@@ -51,15 +52,9 @@ constexpr LCI_tag_t tag_segment = 3;
 constexpr LCI_tag_t tag_get_last = 4;  // the gets of getl_lat's last batch
 constexpr long getl_batch = 64;
 
-[[noreturn]] void fail(const char* what, LCI_error_t rc) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "lci_bw: %s failed (LCI error %d)\n", what, static_cast<int>(rc));
-  std::exit(1);
-}
-
-void check(LCI_error_t rc, const char* what) {
-  if (rc != LCI_OK) fail(what, rc);
-}
+using lci_bench::check;
+using lci_bench::fail;
+using lci_bench::post_retry;
 
 // The byte at offset i of rank r's source buffer (byte 0 is the marker).
 inline unsigned char pattern(int rank, size_t i) {
@@ -97,20 +92,6 @@ struct result {
   double value;
   long timed;
 };
-
-// Calls post() until it is accepted, progressing between refusals.
-template <typename Post>
-void post_retry(Post&& post, const char* what, double timeout_s) {
-  bench::spin_until(
-      [&] {
-        LCI_error_t rc = post();
-        if (rc == LCI_OK) return true;
-        if (rc != LCI_ERR_RETRY) fail(what, rc);
-        LCI_progress(LCI_UR_DEVICE);
-        return false;
-      },
-      timeout_s, what);
-}
 
 // Pops n entries from `cq`, progressing meanwhile; checks each one's flag
 // and type and leaves the last in *last.
@@ -361,6 +342,7 @@ result get_latency(context& c, size_t size) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lci_bench::set_program("lci_bw");
   bench::options opt;
   opt.iters = 1000;
   opt.warmup = 20;

@@ -36,19 +36,13 @@
 #include <vector>
 
 #include "common.hpp"
+#include "lci_common.hpp"
 #include "lci.h"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, LCI_error_t rc) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "lci_msgrate: %s failed (LCI error %d)\n", what, static_cast<int>(rc));
-  std::exit(1);
-}
-
-void check(LCI_error_t rc, const char* what) {
-  if (rc != LCI_OK) fail(what, rc);
-}
+using lci_bench::check;
+using lci_bench::fail;
 
 struct config {
   int window = 64;
@@ -172,6 +166,7 @@ class worker {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lci_bench::set_program("lci_msgrate");
   bench::options opt;
   opt.max_size = 8192;
   opt.max_time_s = 0.5;

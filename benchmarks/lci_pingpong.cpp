@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "lci_common.hpp"
 #include "lci.h"
 
 namespace {
@@ -44,15 +45,9 @@ constexpr LCI_tag_t tag_medium = 2;
 constexpr LCI_tag_t tag_ack = 3;
 constexpr LCI_tag_t tag_window_base = 16;  // rate test: see message_rate()
 
-[[noreturn]] void fail(const char* what, LCI_error_t rc) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "lci_pingpong: %s failed (LCI error %d)\n", what, static_cast<int>(rc));
-  std::exit(1);
-}
-
-void check(LCI_error_t rc, const char* what) {
-  if (rc != LCI_OK) fail(what, rc);
-}
+using lci_bench::check;
+using lci_bench::fail;
+using lci_bench::post_retry;
 
 enum class comp_kind { sync, queue, handler };
 
@@ -183,20 +178,6 @@ class completions {
   LCI_request_t last_{};
   uint64_t handled_ = 0;
 };
-
-// Calls post() until it is accepted, progressing between refusals.
-template <typename Post>
-void post_retry(Post&& post, const char* what, double timeout_s) {
-  bench::spin_until(
-      [&] {
-        LCI_error_t rc = post();
-        if (rc == LCI_OK) return true;
-        if (rc != LCI_ERR_RETRY) fail(what, rc);
-        LCI_progress(LCI_UR_DEVICE);
-        return false;
-      },
-      timeout_s, what);
-}
 
 // Checks that the last receive of a test carried what was sent; a
 // benchmark that measures the wrong thing is worse than none.
@@ -566,6 +547,7 @@ void print_config(bench::printer& out, const bench::options& opt, const settings
 }  // namespace
 
 int main(int argc, char** argv) {
+  lci_bench::set_program("lci_pingpong");
   bench::options opt;
   settings s;
   parse_command_line(argc, argv, opt, s);
