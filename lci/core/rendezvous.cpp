@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "lci/comp/signal.hpp"
 #include "lci/core/config.hpp"
@@ -80,8 +81,8 @@ void send_rtr(device& d, rdv_op* op) {
   const size_t n = op->count;
   const size_t length = offsetof(rtr_payload, buffers) + n * sizeof(rtr_payload::remote);
   packet* p = d.get_packet();
-  std::unique_ptr<char[]> heap;
-  char* bytes = p ? p->payload() : (heap.reset(new char[length]), heap.get());
+  std::vector<char> heap(p ? 0 : length);  // only while the pool is empty
+  char* bytes = p ? p->payload() : heap.data();
   auto* rtr = reinterpret_cast<rtr_payload*>(bytes);
   rtr->send_id = op->peer_id;
   rtr->recv_id = op->id;
@@ -365,6 +366,15 @@ void post_rdma(device& d, rdv_op* op) {
   on_rdma_done(d, op);
 }
 
+void start_rdma(device& d, rdv_op* op) {
+  if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
+      g_test_fail_next_rdma.exchange(false)) {
+    on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
+    return;
+  }
+  post_rdma(d, op);
+}
+
 namespace {
 
 // All pieces of an op finished at this process.
@@ -547,12 +557,7 @@ arrival on_rtr(device& d, packet* p) {
   // 0 bytes gets no write at all, so it is finished with a FIN message.
   op->write_imm = op->type == LCI_LONG && d.rdv_write_imm &&
                   op->bufs[0].length > 0 && op->bufs[0].length <= d.rdma_piece;
-  if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
-      g_test_fail_next_rdma.exchange(false)) {
-    on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
-    return arrival::repost;
-  }
-  post_rdma(d, op);
+  start_rdma(d, op);
   return arrival::repost;
 }
 

@@ -156,5 +156,9 @@ void finish(device& d, rdv_op* op, bool target);
 bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
 // Continues posting an operation's pieces (from the backlog).
 void post_rdma(device& d, rdv_op* op);
+// Starts posting an operation's pieces once the remote buffers are known
+// (or, when a test asked for it with LCIT_fail_next_rdma, fails it as if a
+// piece had failed).
+void start_rdma(device& d, rdv_op* op);
 
 }  // namespace lci

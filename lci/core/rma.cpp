@@ -9,7 +9,6 @@
 #include "lci/core/progress.hpp"
 #include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
-#include "lci/core/test_hooks.hpp"
 #include "lci/core/validate.hpp"
 #include "lci/util/log.hpp"
 
@@ -59,10 +58,10 @@ void build_notify(rdv_op* op, const LCI_iovec_t& remote, bool is_iovec, uintptr_
   op->notify_imm = make_imm(msg_kind::notify, op->ep->index, op->tag);
 }
 
-post_status start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bool is_iovec,
-                       LCI_comp_t comp, int rank, LCI_tag_t tag, const LCI_iovec_t& remote,
-                       uintptr_t remote_comp, void* user_context,
-                       const LCI_iovec_t* report) {
+post_status start_transfer(endpoint* ep, rdv_role role, const LCI_iovec_t& local,
+                           bool is_iovec, LCI_comp_t comp, int rank, LCI_tag_t tag,
+                           const LCI_iovec_t& remote, uintptr_t remote_comp, void* user_context,
+                           const LCI_iovec_t* report) {
   device& d = *ep->dev;
   if (!d.backlog_empty()) return post_status::retry_backlog;
   rdv_op* op = new_rdv(d);
@@ -119,12 +118,7 @@ post_status start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
     }
   }
   // Counted as issued to the target once it succeeded (rdma_finished).
-  if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
-      g_test_fail_next_rdma.exchange(false)) {
-    on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
-    return post_status::ok;
-  }
-  post_rdma(d, op);
+  start_rdma(d, op);
   return post_status::ok;
 }
 
@@ -133,14 +127,14 @@ post_status start_rdma(endpoint* ep, rdv_role role, const LCI_iovec_t& local, bo
 post_status start_put(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI_comp_t comp,
                       int rank, LCI_tag_t tag, const LCI_iovec_t& remote, uintptr_t remote_comp,
                       void* user_context) {
-  return start_rdma(ep, rdv_role::put, local, is_iovec, comp, rank, tag, remote, remote_comp,
+  return start_transfer(ep, rdv_role::put, local, is_iovec, comp, rank, tag, remote, remote_comp,
                     user_context, nullptr);
 }
 
 post_status start_get(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI_comp_t comp,
                       int rank, LCI_tag_t tag, const LCI_iovec_t& remote, uintptr_t remote_comp,
                       void* user_context, const LCI_iovec_t* report) {
-  return start_rdma(ep, rdv_role::get, local, is_iovec, comp, rank, tag, remote, remote_comp,
+  return start_transfer(ep, rdv_role::get, local, is_iovec, comp, rank, tag, remote, remote_comp,
                     user_context, report);
 }
 
