@@ -1,6 +1,8 @@
 // Backend selection (see backend.hpp and select.hpp).
 #include "lci/backend/backend.hpp"
 
+#include <algorithm>
+
 #include "lci/util/log.hpp"
 #ifdef LCI_HAVE_IBV
 #include "lci/backend/ibv/probe.hpp"
@@ -36,7 +38,7 @@ const backend_choice& process_backend(const settings& s) {
   return choice;
 }
 
-backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s)
+network_device::network_device(bootstrap::bootstrap& boot, int group_index, const settings& s)
     : kind_(process_backend(s).kind) {
 #ifdef LCI_HAVE_IBV
   if (kind_ == backend_kind::ibv) {
@@ -45,6 +47,87 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   }
 #endif
   ofi_.emplace(boot, group_index, s);
+}
+
+backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s) {
+  const int nranks = boot.size(), me = boot.rank();
+  report_.native_on = s.shm;
+  report_.native_reason = s.shm ? "LCI_SHM=1" : "LCI_SHM=0";
+  if (s.shm) {
+    shm::options o;
+    o.ring_cells = s.shm_ring_cells;
+    o.max_payload = s.shm_max_payload;
+    o.cma = s.shm_cma;
+    shm_.emplace(me, nranks, group_index, o);
+  }
+  // One exchange decides every route: "host key,segment address", or "off".
+  const std::string key = "shm" + std::to_string(group_index);
+  const std::string mine = shm_ ? shm::host_key() + "," + shm_->address() : "off";
+  boot.put(key, mine);
+  boot.fence();
+  std::vector<std::string> hosts(static_cast<size_t>(nranks)), addresses(hosts.size());
+  for (int r = 0; r < nranks; ++r) {
+    const std::string v = r == me ? mine : boot.get(r, key);
+    const size_t comma = v.find(',');
+    if (v == "off" || comma == std::string::npos) {
+      hosts[static_cast<size_t>(r)] = "off/" + std::to_string(r);  // a host of its own
+    } else {
+      hosts[static_cast<size_t>(r)] = v.substr(0, comma);
+      addresses[static_cast<size_t>(r)] = v.substr(comma + 1);
+    }
+  }
+  std::vector<bool> local(hosts.size());
+  bool one_host = true;
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    local[r] = shm_ && hosts[r] == hosts[static_cast<size_t>(me)];
+    one_host = one_host && hosts[r] == hosts[0];
+  }
+  if (shm_) shm_->attach(addresses, local);
+  // Every rank sees the same keys, so every rank decides the same here.
+  if (!one_host) net_.emplace(boot, group_index, s);
+  if (net_ && shm_ && !net_->uses_virtual_addresses()) {
+    // Peers name registrations by offset on this provider; the native
+    // transport needs addresses, so every peer goes through the network.
+    std::fill(local.begin(), local.end(), false);
+    report_.native_on = false;
+    report_.native_reason = std::string("the network provider ") + net_->provider_name() +
+                            " addresses registrations by offset";
+  }
+  routes_.resize(hosts.size());
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    routes_[r] = local[r] ? route::native : route::network;
+    (local[r] ? report_.local_peers : report_.remote_peers) += 1;
+  }
+  report_.network_open = net_.has_value();
+  if (shm_ && net_) shm_->count_posted(true);
+  max_inject_ = SIZE_MAX;
+  if (shm_) max_inject_ = std::min(max_inject_, shm_->max_inject());
+  if (net_) max_inject_ = std::min(max_inject_, net_->max_inject());
+  LCI_LOG(info, "device %d: %d rank(s) on this host through %s, %d on other hosts through %s",
+          group_index, report_.local_peers,
+          report_.native_on ? "native shared memory" : "the network", report_.remote_peers,
+          net_ ? net_->provider_name() : "(no network backend needed)");
+}
+
+mr backend_device::register_memory(void* addr, size_t len, mr_access a) {
+  mr m;
+  if (net_) {
+    m = net_->register_memory(addr, len, a);
+    if (!m.handle) return m;
+  } else {
+    m.handle = this;  // nothing to hold: cross-memory attach needs no registration
+    m.rkey = shm::random_key();
+  }
+  if (shm_) shm_->record_registration(addr, len, a, m.rkey);
+  return m;
+}
+
+void backend_device::deregister_memory(mr& m) {
+  if (shm_) shm_->forget_registration(m.rkey);
+  if (net_)
+    net_->deregister_memory(m);
+  else
+    m.handle = nullptr;
 }
 
 }  // namespace lci::net

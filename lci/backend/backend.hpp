@@ -44,11 +44,16 @@
 // LCI_HAVE_IBV there is no switch at all: every call goes straight to ofi.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "lci/backend/net_types.hpp"
 #include "lci/backend/ofi/ofi.hpp"
 #include "lci/backend/select.hpp"
+#include "lci/backend/shm/shm.hpp"
 #ifdef LCI_HAVE_IBV
 #include "lci/backend/ibv/ibv.hpp"
 #endif
@@ -67,11 +72,11 @@ const backend_choice& process_backend(const settings& s);
 #define LCI_NET_FORWARD(call) (ofi_->call)
 #endif
 
-class backend_device final {
+class network_device final {
  public:
-  backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s);
-  backend_device(const backend_device&) = delete;
-  backend_device& operator=(const backend_device&) = delete;
+  network_device(bootstrap::bootstrap& boot, int group_index, const settings& s);
+  network_device(const network_device&) = delete;
+  network_device& operator=(const network_device&) = delete;
 
   backend_kind kind() const { return kind_; }
   const char* provider_name() const { return LCI_NET_FORWARD(provider_name()); }
@@ -129,5 +134,126 @@ class backend_device final {
 };
 
 #undef LCI_NET_FORWARD
+
+// What carries the messages to one peer.
+enum class route : uint8_t { network, native };
+
+// Why peers on this host and on other hosts use what they use (lci_info and
+// the info log); filled by backend_device's constructor.
+struct route_report {
+  bool native_on = false;       // LCI_SHM
+  std::string native_reason;    // why native is on or off
+  int local_peers = 0;          // ranks of this host (this one included)
+  int remote_peers = 0;         // ranks of other hosts
+  bool network_open = false;    // a network backend was opened
+};
+
+// The backend a device talks through: the native shared-memory transport
+// (shm/shm.hpp) for the ranks of this host and the network backend for the
+// others, chosen per peer at creation from the host keys the ranks publish
+// through the bootstrap (one fence). Every rank of the job computes the same
+// answer from the same keys, so all of them open the network backend (a
+// collective) exactly when some pair of ranks is on different hosts. Each
+// call looks up its peer's route (one byte) and forwards to one of them;
+// poll() drains both. Receive buffers are shared out between the two so
+// that each has about half of those posted.
+class backend_device final {
+ public:
+  backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s);
+  backend_device(const backend_device&) = delete;
+  backend_device& operator=(const backend_device&) = delete;
+
+  bool is_native(int rank) const { return routes_[static_cast<size_t>(rank)] == route::native; }
+  const route_report& report() const { return report_; }
+  bool has_network() const { return net_.has_value(); }
+  bool has_native() const { return shm_.has_value(); }
+  backend_kind kind() const { return net_ ? net_->kind() : backend_kind::ofi; }
+  const char* provider_name() const { return net_ ? net_->provider_name() : "native shm"; }
+  // The smallest of the transports' limits, so that one value serves every peer.
+  size_t max_inject() const { return max_inject_; }
+  size_t rx_queue_size() const {
+    return (shm_ ? shm_->rx_queue_size() : 0) + (net_ ? net_->rx_queue_size() : 0);
+  }
+  // The most one RDMA operation moves to a peer on the network / on this host.
+  size_t max_message_size() const { return net_ ? net_->max_message_size() : SIZE_MAX; }
+  size_t native_max_message_size() const { return shm_ ? shm_->max_message_size() : SIZE_MAX; }
+  mr register_memory(void* addr, size_t len, mr_access a);
+  void deregister_memory(mr& m);
+  void peers_attached() {
+    if (shm_) shm_->peers_attached();
+    if (net_) net_->peers_attached();
+  }
+
+  status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+    if (is_native(rank)) return shm_->inject(rank, buf, len, imm);
+    return net_->inject(rank, buf, len, imm);
+  }
+  status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
+    if (is_native(rank)) return shm_->post_send(rank, buf, len, desc, imm, ctx);
+    return net_->post_send(rank, buf, len, desc, imm, ctx);
+  }
+  status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+    if (shm_ && (!net_ || shm_->posted() <= net_posted_.load(std::memory_order_relaxed)))
+      return shm_->post_recv(buf, len, desc, ctx);
+    const status st = net_->post_recv(buf, len, desc, ctx);
+    if (st == status::ok && shm_) net_posted_.fetch_add(1, std::memory_order_relaxed);
+    return st;
+  }
+  status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
+                    uint64_t rkey, void* ctx, bool delivered) {
+    if (is_native(rank)) return shm_->post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered);
+    return net_->post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered);
+  }
+  status post_write_imm(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
+                        uint64_t rkey, uint32_t imm, void* ctx) {
+    if (is_native(rank)) return shm_->post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx);
+    return net_->post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx);
+  }
+  status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
+                   void* ctx) {
+    if (is_native(rank)) return shm_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
+    return net_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
+  }
+  // With the native transport on, registrations are addressed by virtual
+  // address (a network provider that uses offsets leaves it off).
+  uint64_t remote_address(const void* base, const void* addr) const {
+    return net_ ? net_->remote_address(base, addr) : reinterpret_cast<uint64_t>(addr);
+  }
+  bool uses_virtual_addresses() const { return net_ ? net_->uses_virtual_addresses() : true; }
+  bool registrations_pin() const { return net_ ? net_->registrations_pin() : false; }
+
+  [[gnu::always_inline]] int poll(completion* out, int max) {
+    int n = 0;
+    if (shm_) n = shm_->poll(out, max);
+    if (net_ && n < max) {
+      const int m = net_->poll(out + n, max - n);
+      if (m > 0) {
+        int used = 0;
+        for (int i = n; i < n + m; ++i)
+          used += out[i].kind == completion_kind::recv || out[i].kind == completion_kind::recv_failed;
+        if (used) {
+          network_received_.store(network_received_.load(std::memory_order_relaxed) +
+                                  static_cast<uint64_t>(used), std::memory_order_relaxed);
+          if (shm_) net_posted_.fetch_sub(used, std::memory_order_relaxed);
+        }
+        n += m;
+      }
+    }
+    return n;
+  }
+
+  // Messages received through each transport since creation.
+  uint64_t native_received() const { return shm_ ? shm_->received() : 0; }
+  uint64_t network_received() const { return network_received_.load(std::memory_order_relaxed); }
+
+ private:
+  std::vector<route> routes_;
+  std::optional<shm::shm_device> shm_;
+  std::optional<network_device> net_;
+  size_t max_inject_ = 0;
+  route_report report_;
+  alignas(64) std::atomic<int> net_posted_{0};
+  alignas(64) std::atomic<uint64_t> network_received_{0};
+};
 
 }  // namespace lci::net

@@ -54,6 +54,11 @@ struct settings {
   bool ibv_use_odp = false;     // LCI_IBV_USE_ODP
   bool ibv_on_demand = false;   // LCI_IBV_ON_DEMAND
   int ofi_cq_data_size = 0;     // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
+  // The native intra-node transport (backend/shm).
+  bool shm = true;              // LCI_SHM
+  bool shm_cma = true;          // LCI_SHM_CMA
+  uint64_t shm_ring_cells = 256;  // LCI_SHM_RING_SIZE
+  size_t shm_max_payload = 0;   // the largest message: the core's receive size
 };
 
 // What a registration allows: `source` memory is only read by this

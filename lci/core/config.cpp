@@ -108,6 +108,9 @@ const entry table[] = {
     {"LCI_IBV_USE_ODP", kind::integer, effective, LCI_FIELD(ibv_use_odp), 0, "verbs: register with on-demand paging (non-zero)"},
     // Only when set: otherwise LCIX_set_wait_policy's choice (default threads) stays.
     {"LCI_WAIT_POLICY", kind::wait_policy, effective, nullptr, 0, "threads|spin|fibers|tbb (waits in LCI_sync_wait, LCI_queue_wait; unset: LCIX_set_wait_policy's choice)"},
+    {"LCI_SHM", kind::boolean, effective, LCI_FIELD(shm), 1, "ranks on one host talk through LCI's native shared-memory transport (0: everything through the network backend)"},
+    {"LCI_SHM_CMA", kind::boolean, effective, LCI_FIELD(shm_cma), 1, "native transport: move long messages and RMA with one cross-memory copy where the kernel allows it (0: pipeline them through shared memory)"},
+    {"LCI_SHM_RING_SIZE", kind::integer, effective, LCI_FIELD(shm_ring_size), 256, "native transport: cells (one packet each) of each device's inbound ring; a power of two, 16 ... 65536"},
     {"LCI_RDV_PROTOCOL", kind::rdv, effective, LCI_FIELD(rdv_protocol), LCI_RDV_WRITEIMM, "write|writeimm"},
     {"LCI_PRINT_PROFILE", kind::boolean, profile_category, LCI_FIELD(print_profile), 0, LCI_PROFILE_HELP},
     {"LCI_TEST_HOOKS", kind::boolean, effective, LCI_FIELD(test_hooks), 0, "enable the LCIT_* fault-injection calls of the test suite (off: they return LCI_ERR_FEATURE_NA)"},
@@ -302,6 +305,9 @@ void derive(const env_lookup& env, config& c) {
         "at least 1");
   check(c.ofi_cq_data_size == 0 || c.ofi_cq_data_size == 4 || c.ofi_cq_data_size == 8, env,
         "LCI_OFI_CQ_DATA_SIZE", c.ofi_cq_data_size, "0, 4 or 8");
+  check(c.shm_ring_size >= 16 && c.shm_ring_size <= 65536 &&
+            (c.shm_ring_size & (c.shm_ring_size - 1)) == 0,
+        env, "LCI_SHM_RING_SIZE", c.shm_ring_size, "a power of two, 16 ... 65536");
   check(c.default_table_length >= 1, env, "LCI_DEFAULT_TABLE_LENGTH", c.default_table_length,
         "at least 1");
   if (source("LCI_DEFAULT_QUEUE_LENGTH") != config_source::environment) {
@@ -480,6 +486,9 @@ net::settings backend_settings() {
   s.ibv_use_odp = c.ibv_use_odp != 0;
   s.ibv_on_demand = c.ibv_on_demand;
   s.ofi_cq_data_size = c.ofi_cq_data_size;
+  s.shm = c.shm;
+  s.shm_cma = c.shm_cma;
+  s.shm_ring_cells = static_cast<uint64_t>(c.shm_ring_size);
   return s;
 }
 

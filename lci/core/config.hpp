@@ -85,6 +85,9 @@ struct config {
   int ibv_gid_index = -1;                        // LCI_IBV_GID_IDX or LCI_IBV_GID_INDEX
   bool wait_policy_given = false;                // LCI_WAIT_POLICY set
   LCIX_wait_policy_t wait_policy = LCIX_WAIT_THREADS;  // its value (when given)
+  bool shm = true;                               // LCI_SHM
+  bool shm_cma = true;                           // LCI_SHM_CMA
+  int shm_ring_size = 256;                       // LCI_SHM_RING_SIZE
   LCI_rdv_protocol_t rdv_protocol = LCI_RDV_WRITEIMM;  // LCI_RDV_PROTOCOL
   bool print_profile = false;                    // LCI_PRINT_PROFILE (LCI_PROFILE builds)
   bool test_hooks = false;                       // LCI_TEST_HOOKS

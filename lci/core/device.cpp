@@ -58,13 +58,14 @@ void remove_pool_owner(device* d) {
 }
 
 device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
-  net = std::make_unique<net::backend_device>(boot, group_index, backend_settings());
-  max_inject = net->max_inject();
-
   const config& cfg = settings();
   // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer.
   packet_size = static_cast<size_t>(cfg.packet_size) + packet_slack;
   recv_size = static_cast<size_t>(cfg.medium_size) + trailer_size;
+  net::settings backend = backend_settings();
+  backend.shm_max_payload = recv_size;
+  net = std::make_unique<net::backend_device>(boot, group_index, backend);
+  max_inject = net->max_inject();
   const size_t npackets = static_cast<size_t>(cfg.server_num_pkts);
   slab_bytes = packet_size * npackets;
   slab = map_slab(slab_bytes, "packets");
@@ -107,6 +108,10 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
     backend_max = std::min(backend_max, limit);
   rdma_piece = net::rdma_piece_size(cfg.max_single_message_size, backend_max);
+  size_t native_max = net->native_max_message_size();
+  if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
+    native_max = std::min(native_max, limit);
+  rdma_piece_native = net::rdma_piece_size(cfg.max_single_message_size, native_max);
   rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
   LCI_LOG(info,
           "device %d: RDMA pieces of at most %zu bytes (LCI_MAX_SINGLE_MESSAGE_SIZE %zu, "

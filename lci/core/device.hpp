@@ -113,7 +113,8 @@ struct device {
   std::unique_ptr<reg_cache> source_regs;
   // Settings the data path reads, fixed when the device is created (the
   // lci.h globals of the same names are writable by programs).
-  size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size)
+  size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
+  size_t rdma_piece_native = 0;      // ... and to a peer of the native transport
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and
@@ -134,6 +135,10 @@ struct device {
   device_profile prof;
 #endif
 
+  // The longest RDMA piece towards `rank`.
+  size_t piece_for(int rank) const {
+    return net->is_native(rank) ? rdma_piece_native : rdma_piece;
+  }
   // True if p points into this device's packet slab.
   bool owns_packet(const void* p) const {
     return static_cast<const char*>(p) >= slab && static_cast<const char*>(p) < slab + slab_bytes;

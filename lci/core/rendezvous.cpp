@@ -325,7 +325,7 @@ void rdma_finished(device& d, rdv_op* op);
 }
 
 void post_rdma(device& d, rdv_op* op) {
-  const size_t piece = d.rdma_piece;
+  const size_t piece = d.piece_for(op->rank);
   while (op->next_buffer < op->count) {
     const rdv_buffer& b = op->bufs[op->next_buffer];
     const size_t length = b.length;
@@ -556,7 +556,7 @@ arrival on_rtr(device& d, packet* p) {
   // One write with immediate data carries the FIN; a receive that takes
   // 0 bytes gets no write at all, so it is finished with a FIN message.
   op->write_imm = op->type == LCI_LONG && d.rdv_write_imm &&
-                  op->bufs[0].length > 0 && op->bufs[0].length <= d.rdma_piece;
+                  op->bufs[0].length > 0 && op->bufs[0].length <= d.piece_for(rank);
   start_rdma(d, op);
   return arrival::repost;
 }
