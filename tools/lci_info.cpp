@@ -30,6 +30,7 @@
 #include "lci.h"
 #include "lci/backend/ofi/hints.hpp"
 #include "lci/backend/select.hpp"
+#include "lci/core/transport_info.hpp"
 #ifdef LCI_HAVE_IBV
 #include <infiniband/verbs.h>
 
@@ -297,6 +298,9 @@ int main(int argc, char** argv) {
     // fallback, and the ofi benchmarks use it).
     describe_backend(r);
     describe_ofi(r, boot.name);
+    // Which transport serves the ranks of this host and of the others (the
+    // default device, as LCI_initialize opened it).
+    for (const auto& row : lci::transport_info(LCI_UR_DEVICE)) r.text(row.first, row.second);
     describe_lci(r, json);
     if (json) {
       r.print_json(stdout);

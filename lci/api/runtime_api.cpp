@@ -76,6 +76,24 @@ LCI_error_t LCI_progress(LCI_device_t device) {
   return to_device(device)->progress() ? LCI_OK : LCI_ERR_RETRY;
 }
 
+LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank) {
+#if LCI_ENABLE_DEBUG
+  if (debug::check_device("LCIX_transport_of", device) != LCI_OK) return LCIX_TRANSPORT_NETWORK;
+#endif
+  if (device == nullptr || rank < 0 || rank >= LCI_NUM_PROCESSES) return LCIX_TRANSPORT_NETWORK;
+  return to_device(device)->net->is_native(rank) ? LCIX_TRANSPORT_NATIVE : LCIX_TRANSPORT_NETWORK;
+}
+
+LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* counts) {
+  LCI_CHECK(debug::check_device("LCIX_transport_counts", device));
+  LCI_CHECK(counts ? LCI_OK
+                   : debug::fail("LCIX_transport_counts", "argument counts is NULL"));
+  const net::backend_device& n = *to_device(device)->net;
+  counts->native_received = n.native_received();
+  counts->network_received = n.network_received();
+  return LCI_OK;
+}
+
 // ---- property lists --------------------------------------------------------
 
 LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr) {

@@ -77,7 +77,9 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
     }
   }
   std::vector<bool> local(hosts.size());
-  bool one_host = true;
+  // Whether every rank reaches every other natively (a rank with the
+  // transport off is a host of its own).
+  bool one_host = !addresses[0].empty();
   for (size_t r = 0; r < hosts.size(); ++r) {
     local[r] = shm_ && hosts[r] == hosts[static_cast<size_t>(me)];
     one_host = one_host && hosts[r] == hosts[0];

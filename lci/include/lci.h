@@ -404,6 +404,24 @@ LCI_API LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI
  * message LCI_initialize would stop with). */
 LCI_API void LCIX_config_print(FILE* out);
 
+/* Transports. A device reaches the ranks of its own host through LCI's
+ * native shared-memory transport (unless LCI_SHM=0) and the others through
+ * the network backend. LCIX_transport_of tells which one carries the
+ * device's traffic to `rank` (LCIX_TRANSPORT_NETWORK for a rank outside the
+ * job); LCIX_transport_counts how many messages the device has received
+ * through each since it was created (LCI's own protocol messages included;
+ * data moved by RDMA or cross-memory copies is not a message). */
+typedef enum {
+  LCIX_TRANSPORT_NETWORK = 0,
+  LCIX_TRANSPORT_NATIVE = 1
+} LCIX_transport_t;
+typedef struct {
+  uint64_t native_received;
+  uint64_t network_received;
+} LCIX_transport_counts_t;
+LCI_API LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank);
+LCI_API LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* counts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -153,7 +153,16 @@ class shm_device final {
   // one cell's payload when some peer's data is pipelined.
   size_t max_message_size() const { return any_pipelined_ ? opt_.max_payload : SIZE_MAX; }
   bool cross_memory_attach(int rank) const { return peers_[rank].cma; }
+  // Memory this device holds for the transport: its segment (shared) and
+  // its private completion ring. Peers' segments are mapped, not owned.
   size_t segment_size() const { return own_bytes_; }
+  size_t private_size() const { return local_bytes_; }
+  // Local peers (this rank excluded) whose bulk data is pipelined.
+  int pipelined_peers() const {
+    int n = 0;
+    for (const peer& p : peers_) n += p.head && p.pid != 0 && !p.cma;
+    return n;
+  }
 
   // Registrations: nothing to pin (cross-memory attach needs none); memory
   // for remote access is recorded under its key (the network backend's, or

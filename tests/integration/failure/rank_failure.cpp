@@ -5,13 +5,17 @@
 // LCI_progress until it arrives. The victim never sends it:
 //   --mode kill  it says so on stderr and kills itself with SIGKILL; the
 //                launcher must notice, end the other ranks and name it;
+//   --mode exit  it ends with status 0 without LCI_finalize, which a launcher
+//                takes for a rank that finished: on the native intra-node
+//                transport the others must notice that a local peer is gone
+//                and end the job naming it;
 //   --mode hang  it stops calling LCI (sleeps); no launcher can notice, so
 //                the others must give up by themselves after --wait-seconds,
 //                naming the rank they waited for, and exit with status 3.
 // The waits of the surviving ranks are bounded in both modes (--wait-seconds,
 // and the harness watchdog), so they end even if no launcher kills them.
 //
-// usage: rank_failure [--mode kill|hang] [--victim R] [--wait-seconds S] [--rounds N]
+// usage: rank_failure [--mode kill|exit|hang] [--victim R] [--wait-seconds S] [--rounds N]
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -67,7 +71,7 @@ void all_to_all(int rounds) {
 
 [[noreturn]] void usage_error(const char* what) {
   fprintf(stderr,
-          "rank_failure: %s\nusage: rank_failure [--mode kill|hang] [--victim R] "
+          "rank_failure: %s\nusage: rank_failure [--mode kill|exit|hang] [--victim R] "
           "[--wait-seconds S] [--rounds N]\n",
           what);
   exit(2);
@@ -94,7 +98,8 @@ int main(int argc, char** argv) {
     else
       usage_error(("unknown option " + a).c_str());
   }
-  if (mode != "kill" && mode != "hang") usage_error("--mode is kill or hang");
+  if (mode != "kill" && mode != "exit" && mode != "hang")
+    usage_error("--mode is kill, exit or hang");
   if (wait_s <= 0 || rounds < 1) usage_error("--wait-seconds and --rounds must be positive");
 
   harness_init(wait_s + 60);
@@ -114,6 +119,12 @@ int main(int argc, char** argv) {
       fflush(stderr);
       remove_own_shm_files();
       raise(SIGKILL);
+    }
+    if (mode == "exit") {
+      fprintf(stderr, "rank_failure: rank %d (pid %ld) exits without LCI_finalize\n", LCI_RANK,
+              static_cast<long>(getpid()));
+      fflush(stderr);
+      _exit(0);
     }
     fprintf(stderr, "rank_failure: rank %d (pid %ld) stops communicating\n", LCI_RANK,
             static_cast<long>(getpid()));
