@@ -87,14 +87,6 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   if (shm_) shm_->attach(addresses, local);
   // Every rank sees the same keys, so every rank decides the same here.
   if (!one_host) net_.emplace(boot, group_index, s);
-  if (net_ && shm_ && !net_->uses_virtual_addresses()) {
-    // Peers name registrations by offset on this provider; the native
-    // transport needs addresses, so every peer goes through the network.
-    std::fill(local.begin(), local.end(), false);
-    report_.native_on = false;
-    report_.native_reason = std::string("the network provider ") + net_->provider_name() +
-                            " addresses registrations by offset";
-  }
   routes_.resize(hosts.size());
   for (size_t r = 0; r < hosts.size(); ++r) {
     routes_[r] = local[r] ? route::native : route::network;

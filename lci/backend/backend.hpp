@@ -215,8 +215,8 @@ class backend_device final {
     if (is_native(rank)) return shm_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
     return net_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
   }
-  // With the native transport on, registrations are addressed by virtual
-  // address (a network provider that uses offsets leaves it off).
+  // How a network peer names `addr` (native peers use virtual addresses:
+  // the core asks is_native() first).
   uint64_t remote_address(const void* base, const void* addr) const {
     return net_ ? net_->remote_address(base, addr) : reinterpret_cast<uint64_t>(addr);
   }

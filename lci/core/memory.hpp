@@ -56,12 +56,12 @@ void release_local(device& d, local_reg& r);
 // test hook LCIT_fail_next_registrations made it fail).
 net::mr register_memory(device& d, void* address, size_t length, net::mr_access access);
 
-// Where a peer writes or reads `address` of a registration starting at `base`.
-uint64_t rdma_address(device& d, uintptr_t base, const void* address);
-// The RDMA address and key of `address` inside a remote segment.
-inline uint64_t remote_rdma_address(const LCII_mr_t* seg, uintptr_t address) {
-  return seg->virt ? address : address - seg->base;
-}
+// Where `peer` writes or reads `address` of a registration starting at `base`.
+uint64_t rdma_address(device& d, int peer, uintptr_t base, const void* address);
+// The RDMA address of `address` inside a segment of `rank` (a virtual
+// address for the native transport and for providers that use them, else
+// the offset into the segment).
+uint64_t remote_rdma_address(const device& d, int rank, const LCII_mr_t* seg, uintptr_t address);
 
 // nullptr when the registration failed.
 LCI_segment_t segment_register(device& d, void* address, size_t length);

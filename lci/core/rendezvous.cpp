@@ -90,7 +90,7 @@ void send_rtr(device& d, rdv_op* op) {
   rtr->pad = 0;
   for (size_t i = 0; i < n; ++i) {
     const rdv_buffer& b = op->bufs[i];
-    rtr->buffers[i].address = rdma_address(d, b.reg.base, b.local);
+    rtr->buffers[i].address = rdma_address(d, op->rank, b.reg.base, b.local);
     rtr->buffers[i].rkey = b.reg.rkey;
     rtr->buffers[i].length = b.length;
   }

@@ -85,8 +85,8 @@ post_status start_transfer(endpoint* ep, rdv_role role, const LCI_iovec_t& local
     b.local = static_cast<char*>(lb.address);
     b.length = lb.length;
     const LCII_mr_t* seg = rb.segment;
-    b.remote = {remote_rdma_address(seg, reinterpret_cast<uintptr_t>(rb.address)), seg->rkey,
-                rb.length};
+    b.remote = {remote_rdma_address(d, rank, seg, reinterpret_cast<uintptr_t>(rb.address)),
+                seg->rkey, rb.length};
   }
   if (!register_buffers(d, op, local.lbuffers, local.count)) {
     delete_rdv(d, op);
