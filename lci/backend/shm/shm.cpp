@@ -293,6 +293,7 @@ status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, 
 
 status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t raddr,
                              uint64_t rkey, void* ctx) {
+  net::annotate_post(this);
   peer& p = peers_[rank];
   if (p.cma) {
     ring::slot done = local_.reserve();

@@ -171,6 +171,7 @@ class shm_device final {
   void forget_registration(uint64_t key);
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+    net::annotate_post(this);
     ring::slot s = peers_[rank].inbound.reserve();
     if (__builtin_expect(s.cell == nullptr, 0)) return ring_full(rank);
     cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
@@ -180,6 +181,7 @@ class shm_device final {
   }
 
   status post_send(int rank, const void* buf, size_t len, void*, uint32_t imm, void* ctx) {
+    net::annotate_post(this);
     ring::slot done = local_.reserve();
     if (__builtin_expect(done.cell == nullptr, 0)) return status::retry;
     ring::slot s = peers_[rank].inbound.reserve();
@@ -196,6 +198,7 @@ class shm_device final {
   // Receive buffers: a lock-free stack that any thread pushes to and poll()
   // (the one consumer) takes whole.
   status post_recv(void* buf, size_t len, void*, void* ctx) {
+    net::annotate_post(this);
     auto* e = static_cast<rx_entry*>(buf);
     e->ctx = ctx;
     e->capacity = len;
@@ -214,10 +217,12 @@ class shm_device final {
 
   status post_write(int rank, const void* buf, size_t len, void*, uint64_t raddr, uint64_t rkey,
                     void* ctx, bool /*delivered: every write is delivered at completion*/) {
+    net::annotate_post(this);
     return write(rank, buf, len, raddr, rkey, ctx, false, 0);
   }
   status post_write_imm(int rank, const void* buf, size_t len, void*, uint64_t raddr,
                         uint64_t rkey, uint32_t imm, void* ctx) {
+    net::annotate_post(this);
     return write(rank, buf, len, raddr, rkey, ctx, true, imm);
   }
   status post_read(int rank, void* buf, size_t len, void*, uint64_t raddr, uint64_t rkey,
@@ -226,6 +231,9 @@ class shm_device final {
   // Drains up to max completions: this process's own first, then the
   // inbound ring (while receive buffers last).
   [[gnu::always_inline]] int poll(completion* out, int max) {
+    // The causality of a message runs through another process, which
+    // ThreadSanitizer does not see (net_types.hpp).
+    net::annotate_poll(this);
     int n = 0;
     while (n < max) {
       cell_head* h = local_.peek(local_head_);
