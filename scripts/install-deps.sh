@@ -18,6 +18,7 @@ packages=(
   iproute2                        # network namespaces for the two-host test
   python3                         # benchmarks/compare (and its smoke test)
   valgrind                        # benchmarks/callgrind_rtt (instructions per round trip)
+  ucx-utils                       # ucx_perftest, a reference of benchmarks/compare shm-table
   clang libclang-rt-14-dev        # libFuzzer targets of the parsers (tests/fuzz)
   slurm-wlm munge                 # a one-node Slurm for the srun tests (tests/slurm)
 )

@@ -50,6 +50,9 @@ network_device::network_device(bootstrap::bootstrap& boot, int group_index, cons
 }
 
 backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s) {
+  // The network backend is decided (and a request that cannot be met is
+  // fatal) even where every peer turns out to be on this host.
+  process_backend(s);
   const int nranks = boot.size(), me = boot.rank();
   report_.native_on = s.shm;
   report_.native_reason = s.shm ? "LCI_SHM=1" : "LCI_SHM=0";

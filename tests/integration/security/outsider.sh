@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi \
+FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi LCI_SHM=0 \
   "$lcrun" -n 2 "$job" "$dir" >"$dir/job.log" 2>&1 &
 job_pid=$!
 
