@@ -263,10 +263,10 @@ status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, 
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
   if (p.cma) {
     int err = 0;
-    if (p.pid == 0)
-      memcpy(reinterpret_cast<void*>(raddr), buf, len);
-    else
+    if (p.pid != 0)
       err = cma_copy(p.pid, const_cast<void*>(buf), raddr, len, true);
+    else if (len)
+      memcpy(reinterpret_cast<void*>(raddr), buf, len);
     if (with_imm) {
       c->kind = err ? cell_kind::nop : cell_kind::write_notice;
       c->flags = 0;
@@ -285,7 +285,7 @@ status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, 
   c->length = static_cast<uint32_t>(len);
   c->address = raddr;
   c->key = rkey;
-  memcpy(c->data(), buf, len);
+  if (len) memcpy(c->data(), buf, len);
   ring::publish(s);
   complete_local(done, completion_kind::rma_done, ctx, 0);
   return status::ok;
@@ -299,10 +299,10 @@ status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t ra
     ring::slot done = local_.reserve();
     if (__builtin_expect(done.cell == nullptr, 0)) return status::retry;
     int err = 0;
-    if (p.pid == 0)
-      memcpy(buf, reinterpret_cast<const void*>(raddr), len);
-    else
+    if (p.pid != 0)
       err = cma_copy(p.pid, buf, raddr, len, false);
+    else if (len)
+      memcpy(buf, reinterpret_cast<const void*>(raddr), len);
     complete_local(done, err ? completion_kind::failed : completion_kind::rma_done, ctx, err);
     return status::ok;
   }
@@ -348,7 +348,7 @@ int shm_device::take_other(cell* c, completion* out) {
                  len, src);
         return 0;
       }
-      memcpy(reinterpret_cast<void*>(c->address), c->data(), len);
+      if (len) memcpy(reinterpret_cast<void*>(c->address), c->data(), len);
       if (!(c->flags & flag_has_imm)) return 0;
       out->kind = completion_kind::remote_write;
       out->src_rank = src;
@@ -380,7 +380,7 @@ int shm_device::take_other(cell* c, completion* out) {
         out->error = EFAULT;
         return 1;
       }
-      memcpy(reinterpret_cast<void*>(c->reply_address), c->data(), c->length);
+      if (c->length) memcpy(reinterpret_cast<void*>(c->reply_address), c->data(), c->length);
       out->kind = completion_kind::rma_done;
       return 1;
     case cell_kind::message:
@@ -401,7 +401,7 @@ bool shm_device::reply(const pending_reply& r) {
   c->length = r.ok ? static_cast<uint32_t>(r.length) : 0;
   c->reply_address = r.reply_address;
   c->reply_ctx = r.reply_ctx;
-  if (r.ok) memcpy(c->data(), reinterpret_cast<const void*>(r.address), r.length);
+  if (r.ok && r.length) memcpy(c->data(), reinterpret_cast<const void*>(r.address), r.length);
   ring::publish(s);
   return true;
 }

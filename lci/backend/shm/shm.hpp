@@ -307,7 +307,7 @@ class shm_device final {
     c->src = rank_;
     c->imm = imm;
     c->length = static_cast<uint32_t>(len);
-    memcpy(c->data(), buf, len);
+    if (len) memcpy(c->data(), buf, len);  // an empty message may name no buffer
   }
   void complete_local(const ring::slot& s, completion_kind kind, void* ctx, int error) {
     auto* lc = static_cast<local_cell*>(static_cast<void*>(s.cell));
