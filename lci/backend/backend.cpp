@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "lci/util/log.hpp"
+#include "lci/util/random.hpp"
 #ifdef LCI_HAVE_IBV
 #include "lci/backend/ibv/probe.hpp"
 #endif
@@ -113,7 +114,7 @@ mr backend_device::register_memory(void* addr, size_t len, mr_access a) {
     if (!m.handle) return m;
   } else {
     m.handle = this;  // nothing to hold: cross-memory attach needs no registration
-    m.rkey = shm::random_key();
+    m.rkey = random_bits();
   }
   if (shm_) shm_->record_registration(addr, len, a, m.rkey);
   return m;

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "lci/backend/ofi/hints.hpp"
-#include "lci/backend/ofi/random.hpp"
+#include "lci/util/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
 #include "lci/util/log.hpp"
 

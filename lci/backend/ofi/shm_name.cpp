@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "lci/backend/ofi/random.hpp"
+#include "lci/util/random.hpp"
 
 namespace lci::ofi {
 namespace {

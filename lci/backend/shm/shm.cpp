@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -17,7 +16,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
-#include <random>
 
 #include "lci/util/log.hpp"
 
@@ -66,14 +64,6 @@ void allow_peer_attach() {
 
 }  // namespace
 
-uint64_t random_key() {
-  uint64_t k = 0;
-  if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) {
-    std::random_device rd;
-    k = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  }
-  return k;
-}
 
 size_t cell_size_for(size_t max_payload) { return round_up(sizeof(cell) + max_payload, 64); }
 
@@ -257,7 +247,7 @@ status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, 
     s = p.inbound.reserve();
     if (__builtin_expect(s.cell == nullptr, 0)) {
       abandon_local(done);
-      return ring_full(rank);
+      return status::retry;
     }
   }
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
@@ -307,7 +297,7 @@ status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t ra
     return status::ok;
   }
   ring::slot s = p.inbound.reserve();
-  if (__builtin_expect(s.cell == nullptr, 0)) return ring_full(rank);
+  if (__builtin_expect(s.cell == nullptr, 0)) return status::retry;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
   c->kind = cell_kind::read_request;
   c->flags = 0;
@@ -411,11 +401,6 @@ void shm_device::send_pending_replies() {
 }
 
 // ---- peers that die -------------------------------------------------------------------
-
-status shm_device::ring_full(int rank) {
-  (void)rank;
-  return status::retry;
-}
 
 void shm_device::check_peers() {
   idle_polls_ = 0;

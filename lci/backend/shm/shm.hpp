@@ -125,10 +125,6 @@ size_t cell_size_for(size_t max_payload);
 // each other through this transport.
 std::string host_key();
 
-// An unpredictable 64-bit value (registration keys where no network
-// backend chooses them).
-uint64_t random_key();
-
 class shm_device final {
  public:
   // Creates this rank's segment (not yet shared).
@@ -152,7 +148,6 @@ class shm_device final {
   // The most one RDMA operation moves: unlimited with cross-memory attach,
   // one cell's payload when some peer's data is pipelined.
   size_t max_message_size() const { return any_pipelined_ ? opt_.max_payload : SIZE_MAX; }
-  bool cross_memory_attach(int rank) const { return peers_[rank].cma; }
   // Memory this device holds for the transport: its segment (shared) and
   // its private completion ring. Peers' segments are mapped, not owned.
   size_t segment_size() const { return own_bytes_; }
@@ -166,14 +161,14 @@ class shm_device final {
 
   // Registrations: nothing to pin (cross-memory attach needs none); memory
   // for remote access is recorded under its key (the network backend's, or
-  // random_key()) so that pipelined writes and reads can be checked.
+  // random_bits()) so that pipelined writes and reads can be checked.
   void record_registration(void* addr, size_t len, net::mr_access access, uint64_t key);
   void forget_registration(uint64_t key);
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     net::annotate_post(this);
     ring::slot s = peers_[rank].inbound.reserve();
-    if (__builtin_expect(s.cell == nullptr, 0)) return ring_full(rank);
+    if (__builtin_expect(s.cell == nullptr, 0)) return status::retry;  // ring full
     cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
     fill_message(c, buf, len, imm);
     ring::publish(s);
@@ -187,7 +182,7 @@ class shm_device final {
     ring::slot s = peers_[rank].inbound.reserve();
     if (__builtin_expect(s.cell == nullptr, 0)) {
       abandon_local(done);
-      return ring_full(rank);
+      return status::retry;
     }
     fill_message(static_cast<cell*>(static_cast<void*>(s.cell)), buf, len, imm);
     ring::publish(s);
@@ -328,7 +323,6 @@ class shm_device final {
     local_.release(local_head_++);
     return skip ? 0 : 1;
   }
-  status ring_full(int rank);
   status write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey, void* ctx,
                bool with_imm, uint32_t imm);
   int take_other(cell* c, completion* out);

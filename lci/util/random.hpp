@@ -1,5 +1,5 @@
-// Unpredictable 64-bit values for the libfabric backend: /dev/shm region
-// names, registration keys and the job token. From the kernel's random
+// Unpredictable 64-bit values: the libfabric backend's /dev/shm region
+// names, registration keys and job token, and the native transport's keys. From the kernel's random
 // source (getrandom); std::random_device only where that call fails.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <random>
 
-namespace lci::ofi {
+namespace lci {
 
 inline uint64_t random_bits() {
   uint64_t bits = 0;
@@ -17,4 +17,4 @@ inline uint64_t random_bits() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
-}  // namespace lci::ofi
+}  // namespace lci
