@@ -89,6 +89,11 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
     one_host = one_host && hosts[r] == hosts[0];
   }
   if (shm_) shm_->attach(addresses, local);
+  // Every rank has mapped its local peers' segments (and named its ptracer):
+  // the segments' descriptors close, and cross-memory attach is tested.
+  // Every rank takes this fence, the transport on or off.
+  boot.fence();
+  if (shm_) shm_->attached();
   // Every rank sees the same keys, so every rank decides the same here.
   if (!one_host) net_.emplace(boot, group_index, s);
   routes_.resize(hosts.size());

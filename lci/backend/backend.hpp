@@ -177,7 +177,9 @@ class backend_device final {
   }
   // The most one RDMA operation moves to a peer on the network / on this host.
   size_t max_message_size() const { return net_ ? net_->max_message_size() : SIZE_MAX; }
-  size_t native_max_message_size() const { return shm_ ? shm_->max_message_size() : SIZE_MAX; }
+  size_t native_max_message_size(int rank) const {
+    return shm_ ? shm_->max_message_size(rank) : SIZE_MAX;
+  }
   mr register_memory(void* addr, size_t len, mr_access a);
   void deregister_memory(mr& m);
   void peers_attached() {

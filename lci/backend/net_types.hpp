@@ -93,6 +93,9 @@ enum class completion_kind : uint8_t {
   remote_write,  // a peer's RDMA write with immediate data landed here
   failed,        // a posted operation failed (ctx and error set)
   recv_failed,   // a message too long for the posted receive buffer ctx (now free)
+  dropped,       // a malformed or hostile message the transport refused before any
+                 // use: ctx is the static name of the field that failed, src_rank
+                 // the claimed sender (or unknown_source)
 };
 
 struct completion {

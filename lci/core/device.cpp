@@ -108,10 +108,17 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
     backend_max = std::min(backend_max, limit);
   rdma_piece = net::rdma_piece_size(cfg.max_single_message_size, backend_max);
-  size_t native_max = net->native_max_message_size();
-  if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
-    native_max = std::min(native_max, limit);
-  rdma_piece_native = net::rdma_piece_size(cfg.max_single_message_size, native_max);
+  // Native peers: unlimited with cross-memory attach, one cell where the
+  // data is pipelined, decided per peer.
+  rdma_piece_of.assign(static_cast<size_t>(boot.size()), rdma_piece);
+  for (int r = 0; r < boot.size(); ++r) {
+    if (!net->is_native(r)) continue;
+    size_t native_max = net->native_max_message_size(r);
+    if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
+      native_max = std::min(native_max, limit);
+    rdma_piece_of[static_cast<size_t>(r)] =
+        net::rdma_piece_size(cfg.max_single_message_size, native_max);
+  }
   rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
   LCI_LOG(info,
           "device %d: RDMA pieces of at most %zu bytes (LCI_MAX_SINGLE_MESSAGE_SIZE %zu, "

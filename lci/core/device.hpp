@@ -114,7 +114,7 @@ struct device {
   // Settings the data path reads, fixed when the device is created (the
   // lci.h globals of the same names are writable by programs).
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
-  size_t rdma_piece_native = 0;      // ... and to a peer of the native transport
+  std::vector<size_t> rdma_piece_of;  // ... per rank: that, or the native transport's to it
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and
@@ -137,7 +137,7 @@ struct device {
 
   // The longest RDMA piece towards `rank`.
   size_t piece_for(int rank) const {
-    return net->is_native(rank) ? rdma_piece_native : rdma_piece;
+    return rdma_piece_of[static_cast<size_t>(rank)];
   }
   // True if p points into this device's packet slab.
   bool owns_packet(const void* p) const {

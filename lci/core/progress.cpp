@@ -293,6 +293,9 @@ bool device::progress() {
         report_dropped("message", "length (longer than a receive buffer)", net::unknown_source);
         post_recv_packet(static_cast<packet*>(c.ctx));
         break;
+      case net::completion_kind::dropped:
+        report_dropped("shared-memory cell", static_cast<const char*>(c.ctx), c.src_rank);
+        break;
       case net::completion_kind::failed:
         if (owns_packet(c.ctx)) fatal("a message send failed (error %d)", c.error);
         on_rdma_failed(*this, static_cast<rdv_op*>(c.ctx), c.error);

@@ -16,8 +16,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 
 #include "lci/util/log.hpp"
+#include "lci/util/random.hpp"
 
 namespace lci::shm {
 
@@ -53,13 +56,52 @@ int cma_copy(int pid, void* local, uint64_t remote, size_t len, bool write) {
   return 0;
 }
 
-// Lets local peers read and write this process's memory by cross-memory
-// attach where Yama restricts it to ancestors (ptrace_scope 1): ranks of a
-// job are siblings, not ancestors.
-void allow_peer_attach() {
+// Yama's ptrace_scope (0 where Yama is absent).
+int yama_scope() {
   std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
   int scope = 0;
-  if (f >> scope && scope == 1) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  return f >> scope ? scope : 0;
+}
+
+// PR_SET_PTRACER is one value per process: the native devices that need it
+// count themselves here, and the last to close clears it.
+std::mutex g_ptracer_lock;
+int g_ptracer_users = 0;
+int g_ptracer_pid = 0;
+
+// Names `pid` (and so its descendants) as allowed to attach to this process;
+// false if another device of this process named a different one.
+bool name_ptracer(int pid) {
+  std::lock_guard<std::mutex> g(g_ptracer_lock);
+  if (g_ptracer_users > 0 && g_ptracer_pid != pid) return false;
+  if (g_ptracer_users == 0 && prctl(PR_SET_PTRACER, static_cast<unsigned long>(pid), 0, 0, 0) != 0)
+    return false;
+  g_ptracer_pid = pid;
+  ++g_ptracer_users;
+  return true;
+}
+
+void unname_ptracer() {
+  std::lock_guard<std::mutex> g(g_ptracer_lock);
+  if (--g_ptracer_users == 0) {
+    prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    g_ptracer_pid = 0;
+  }
+}
+
+// The parent of `pid` from /proc/<pid>/stat (0 if unknown). The command
+// name (field 2) may hold spaces and parentheses: parse after the last ')'.
+int parent_of(int pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  char state = 0;
+  int ppid = 0;
+  if (sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return 0;
+  return ppid;
 }
 
 }  // namespace
@@ -91,6 +133,90 @@ std::string host_key() {
     if (ch == ' ' || ch == ',' || ch < 33 || ch > 126) ch = '_';
   return key;
 }
+
+int common_ancestor(const std::vector<int>& pids) {
+  if (pids.empty()) return 0;
+  // The ancestors of the first, nearest first (bounded: a parent chain
+  // longer than this is not a job's).
+  std::vector<int> chain;
+  for (int p = parent_of(pids[0]); p > 1 && chain.size() < 256; p = parent_of(p))
+    chain.push_back(p);
+  size_t nearest = 0;  // index into chain of the nearest ancestor common to all so far
+  for (size_t i = 1; i < pids.size(); ++i) {
+    size_t found = chain.size();
+    for (int p = parent_of(pids[i]), steps = 0; p > 1 && steps < 256; p = parent_of(p), ++steps) {
+      for (size_t k = nearest; k < chain.size(); ++k)
+        if (chain[k] == p) {
+          found = k;
+          break;
+        }
+      if (found != chain.size()) break;
+    }
+    if (found == chain.size()) return 0;
+    nearest = found;
+  }
+  return nearest < chain.size() ? chain[nearest] : 0;
+}
+
+// ---- the operation table ---------------------------------------------------------
+
+uint64_t op_table::take(const entry& e) {
+  for (uint32_t w = 0; w < slots / 64; ++w) {
+    uint64_t bits = used_[w].load(std::memory_order_relaxed);
+    while (bits != ~uint64_t{0}) {
+      const int b = __builtin_ctzll(~bits);
+      if (used_[w].compare_exchange_weak(bits, bits | (uint64_t{1} << b),
+                                         std::memory_order_acquire, std::memory_order_relaxed)) {
+        const uint32_t index = w * 64 + static_cast<uint32_t>(b);
+        slot& s = s_[index];
+        s.state.store(1, std::memory_order_relaxed);
+        s.e = e;
+        const uint64_t id = uint64_t{s.generation} << 32 | index;
+        s.state.store(2, std::memory_order_release);
+        return id;
+      }
+    }
+  }
+  return 0;
+}
+
+bool op_table::finish(uint64_t id, int rank, op_kind k, entry& out) {
+  const uint64_t index = id & 0xffffffffu;
+  if (index >= slots) return false;
+  slot& s = s_[index];
+  // One finisher wins (a forged reply may race the legitimate one).
+  uint32_t posted = 2;
+  if (!s.state.compare_exchange_strong(posted, 3, std::memory_order_acquire)) return false;
+  if (s.generation != (id >> 32) || s.e.kind != k || s.e.rank != rank) {
+    s.state.store(2, std::memory_order_release);
+    return false;
+  }
+  out = s.e;
+  s.state.store(0, std::memory_order_relaxed);
+  s.generation = s.generation + 1 ? s.generation + 1 : 1;  // never 0: id 0 means "none"
+  used_[index / 64].fetch_and(~(uint64_t{1} << (index % 64)), std::memory_order_release);
+  return true;
+}
+
+op_table::op_table() {
+  // Generations start at random values, so that an id cannot be predicted
+  // from the ids this device gave other peers.
+  uint64_t x = random_bits();
+  for (slot& s : s_) {
+    x += 0x9e3779b97f4a7c15ull;  // splitmix64 steps from one random seed
+    uint64_t z = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    s.generation = static_cast<uint32_t>(z ^ (z >> 31)) | 1;
+  }
+}
+
+int op_table::in_flight() const {
+  int n = 0;
+  for (const auto& w : used_) n += __builtin_popcountll(w.load(std::memory_order_relaxed));
+  return n;
+}
+
+// ---- the device ------------------------------------------------------------------
 
 shm_device::shm_device(int rank, int nranks, int group_index, const options& o)
     : opt_(o), rank_(rank), group_index_(group_index) {
@@ -126,7 +252,8 @@ shm_device::shm_device(int rank, int nranks, int group_index, const options& o)
                 static_cast<char*>(local_memory_) + 64, local_cell_size, local_ring_cells);
   local_.format();
   peers_.resize(static_cast<size_t>(nranks));
-  if (o.cma) allow_peer_attach();
+  is_local_.assign(static_cast<size_t>(nranks), 0);
+  replies_of_.assign(static_cast<size_t>(nranks), 0);
 }
 
 std::string shm_device::address() const {
@@ -138,14 +265,16 @@ std::string shm_device::address() const {
 
 void shm_device::attach(const std::vector<std::string>& addresses,
                         const std::vector<bool>& local) {
+  std::vector<int> others;  // the pids of the local peers
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (!local[r]) continue;
     peer& p = peers_[r];
+    is_local_[r] = 1;
     if (static_cast<int>(r) == rank_) {
       p.inbound = own_ring_;
       p.head = own_;
-      p.pid = 0;  // this process: plain copies
-      p.cma = true;
+      p.pid = 0;  // this process: plain copies where cross-memory attach is on
+      p.cma = opt_.cma;
       continue;
     }
     int pid = 0, fd = -1;
@@ -181,13 +310,38 @@ void shm_device::attach(const std::vector<std::string>& addresses,
     p.head = h;
     p.bytes = bytes;
     p.pid = pid;
+    p.probe = probe;
     p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells);
     p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    others.push_back(pid);
+  }
+  // Yama (ptrace_scope 1) lets only ancestors, or the process named with
+  // PR_SET_PTRACER and its descendants, attach: name the nearest process
+  // that all local peers descend from (the launcher), and only when there
+  // are peers to serve. Scopes 2 and 3 refuse it whatever is named: bulk
+  // data is then pipelined.
+  if (opt_.cma && !others.empty() && yama_scope() == 1) {
+    others.push_back(static_cast<int>(getpid()));
+    const int ancestor = common_ancestor(others);
+    if (ancestor > 1 && name_ptracer(ancestor))
+      ptracer_ = ancestor;
+    else
+      LCI_LOG(info,
+              "device %d: the local ranks have no common ancestor but init to name as ptracer: "
+              "bulk data is pipelined through shared memory",
+              group_index_);
+  }
+}
+
+void shm_device::attached() {
+  close_descriptor();
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    peer& p = peers_[r];
+    if (!p.head || p.pid == 0) continue;
     // Cross-memory attach: read the peer's probe word.
     uint64_t word = 0;
-    const int err = opt_.cma ? cma_copy(pid, &word, probe, sizeof word, false) : 0;
+    const int err = opt_.cma ? cma_copy(p.pid, &word, p.probe, sizeof word, false) : 0;
     p.cma = opt_.cma && err == 0 && word == segment_magic;
-    if (!p.cma) any_pipelined_ = true;
     if (opt_.cma && !p.cma)
       LCI_LOG(info,
               "device %d: cross-memory attach to rank %zu refused (%s): bulk data is pipelined "
@@ -196,7 +350,7 @@ void shm_device::attach(const std::vector<std::string>& addresses,
   }
 }
 
-void shm_device::peers_attached() {
+void shm_device::close_descriptor() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
 }
@@ -208,7 +362,8 @@ shm_device::~shm_device() {
     if (p.pidfd >= 0) close(p.pidfd);
     if (p.head && p.head != own_) munmap(p.head, p.bytes);
   }
-  if (fd_ >= 0) close(fd_);
+  close_descriptor();
+  if (ptracer_) unname_ptracer();
   munmap(own_, own_bytes_);
   munmap(local_memory_, local_bytes_);
 }
@@ -237,47 +392,102 @@ bool shm_device::registered(uint64_t address, uint64_t length, uint64_t key) {
 
 // ---- bulk data ----------------------------------------------------------------------
 
-status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
-                         void* ctx, bool with_imm, uint32_t imm) {
-  peer& p = peers_[rank];
-  ring::slot done = local_.reserve();
-  if (__builtin_expect(done.cell == nullptr, 0)) return status::retry;
-  ring::slot s{nullptr, 0};
-  if (with_imm || !p.cma) {
-    s = p.inbound.reserve();
-    if (__builtin_expect(s.cell == nullptr, 0)) {
-      abandon_local(done);
-      return status::retry;
-    }
-  }
-  cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
-  if (p.cma) {
-    int err = 0;
-    if (p.pid != 0)
-      err = cma_copy(p.pid, const_cast<void*>(buf), raddr, len, true);
-    else if (len)
-      memcpy(reinterpret_cast<void*>(raddr), buf, len);
-    if (with_imm) {
-      c->kind = err ? cell_kind::nop : cell_kind::write_notice;
+void shm_device::finish_cma(int notify, uint32_t imm, completion_kind kind, void* ctx,
+                            int error) {
+  if (notify >= 0) {
+    ring::slot s = peers_[static_cast<size_t>(notify)].inbound.reserve();
+    if (s.cell) {
+      cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
+      c->kind = static_cast<uint8_t>(cell_kind::write_notice);
       c->flags = 0;
       c->src = rank_;
       c->imm = imm;
       c->length = 0;
       ring::publish(s);
+      notify = -1;
     }
-    complete_local(done, err ? completion_kind::failed : completion_kind::rma_done, ctx, err);
+  }
+  if (notify < 0) {
+    ring::slot done = local_.reserve();
+    if (done.cell) {
+      complete_local(done, kind, ctx, error);
+      return;
+    }
+  }
+  // A ring was full: the operation is finished, what is left of it waits
+  // here for poll() (this process's own list, one entry per operation).
+  finished_op f;
+  f.notify = notify;
+  f.imm = imm;
+  f.c.kind = kind;
+  f.c.ctx = ctx;
+  f.c.error = error;
+  finished_lock_.lock();
+  finished_.push_back(f);
+  finished_size_.store(finished_.size(), std::memory_order_relaxed);
+  finished_lock_.unlock();
+}
+
+int shm_device::flush_finished(completion* out, int max) {
+  if (!finished_lock_.try_lock()) return 0;
+  int n = 0;
+  while (!finished_.empty() && n < max) {
+    finished_op& f = finished_.front();
+    if (f.notify >= 0) {
+      ring::slot s = peers_[static_cast<size_t>(f.notify)].inbound.reserve();
+      if (!s.cell) break;
+      cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
+      c->kind = static_cast<uint8_t>(cell_kind::write_notice);
+      c->flags = 0;
+      c->src = rank_;
+      c->imm = f.imm;
+      c->length = 0;
+      ring::publish(s);
+    }
+    out[n++] = f.c;
+    finished_.pop_front();
+  }
+  finished_size_.store(finished_.size(), std::memory_order_relaxed);
+  finished_lock_.unlock();
+  return n;
+}
+
+status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
+                         void* ctx, bool with_imm, uint32_t imm) {
+  peer& p = peers_[rank];
+  if (p.cma) {
+    // The copy first, holding no cell of any ring: other traffic to this
+    // rank flows while a transfer of any size runs.
+    int err = 0;
+    if (p.pid != 0)
+      err = cma_copy(p.pid, const_cast<void*>(buf), raddr, len, true);
+    else if (len)
+      memcpy(reinterpret_cast<void*>(raddr), buf, len);
+    finish_cma(with_imm && !err ? rank : -1, imm,
+               err ? completion_kind::failed : completion_kind::rma_done, ctx, err);
     return status::ok;
   }
-  c->kind = cell_kind::write_data;
+  // Pipelined: one cell, completed when the target acknowledges it.
+  op_table::entry e{op_table::op_kind::write, rank, nullptr, static_cast<uint32_t>(len), ctx};
+  const uint64_t id = ops_.take(e);
+  if (__builtin_expect(id == 0, 0)) return status::retry;
+  ring::slot s = p.inbound.reserve();
+  if (__builtin_expect(s.cell == nullptr, 0)) {
+    op_table::entry unused;
+    ops_.finish(id, rank, op_table::op_kind::write, unused);
+    return status::retry;
+  }
+  cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
+  c->kind = static_cast<uint8_t>(cell_kind::write_data);
   c->flags = with_imm ? flag_has_imm : 0;
   c->src = rank_;
   c->imm = imm;
   c->length = static_cast<uint32_t>(len);
   c->address = raddr;
   c->key = rkey;
+  c->op = id;
   if (len) memcpy(c->data(), buf, len);
   ring::publish(s);
-  complete_local(done, completion_kind::rma_done, ctx, 0);
   return status::ok;
 }
 
@@ -286,97 +496,132 @@ status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t ra
   net::annotate_post(this);
   peer& p = peers_[rank];
   if (p.cma) {
-    ring::slot done = local_.reserve();
-    if (__builtin_expect(done.cell == nullptr, 0)) return status::retry;
     int err = 0;
     if (p.pid != 0)
       err = cma_copy(p.pid, buf, raddr, len, false);
     else if (len)
       memcpy(buf, reinterpret_cast<const void*>(raddr), len);
-    complete_local(done, err ? completion_kind::failed : completion_kind::rma_done, ctx, err);
+    finish_cma(-1, 0, err ? completion_kind::failed : completion_kind::rma_done, ctx, err);
     return status::ok;
   }
+  op_table::entry e{op_table::op_kind::read, rank, buf, static_cast<uint32_t>(len), ctx};
+  const uint64_t id = ops_.take(e);
+  if (__builtin_expect(id == 0, 0)) return status::retry;
   ring::slot s = p.inbound.reserve();
-  if (__builtin_expect(s.cell == nullptr, 0)) return status::retry;
+  if (__builtin_expect(s.cell == nullptr, 0)) {
+    op_table::entry unused;
+    ops_.finish(id, rank, op_table::op_kind::read, unused);
+    return status::retry;
+  }
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
-  c->kind = cell_kind::read_request;
+  c->kind = static_cast<uint8_t>(cell_kind::read_request);
   c->flags = 0;
   c->src = rank_;
   c->imm = 0;
-  c->length = 0;
+  c->length = static_cast<uint32_t>(len);
   c->address = raddr;
   c->key = rkey;
-  c->reply_address = reinterpret_cast<uint64_t>(buf);
-  c->reply_ctx = reinterpret_cast<uint64_t>(ctx);
-  // The requested length travels in `imm` (a request carries no payload).
-  c->imm = static_cast<uint32_t>(len);
+  c->op = id;
   ring::publish(s);
   return status::ok;
 }
 
 // ---- the less frequent cells ----------------------------------------------------------
 
-int shm_device::take_other(cell* c, completion* out) {
-  const int src = c->src;
-  const bool peer_ok = src >= 0 && static_cast<size_t>(src) < peers_.size() &&
-                       peers_[static_cast<size_t>(src)].head != nullptr;
-  switch (c->kind) {
+int shm_device::take_other(cell* c, const cell_fields& f, completion* out) {
+  if (const char* bad = check_cell(f, is_local_.data(), is_local_.size(), opt_.max_payload)) {
+    drop(*out, f, bad);
+    return 1;
+  }
+  switch (static_cast<cell_kind>(f.kind)) {
     case cell_kind::nop:
       return 0;
+    case cell_kind::message:
+      // poll() takes every message check_cell accepts; a message reaching
+      // this point had a field the fast path refused.
+      drop(*out, f, "message header");
+      return 1;
     case cell_kind::write_notice:
       out->kind = completion_kind::remote_write;
-      out->src_rank = peer_ok ? src : net::unknown_source;
-      out->imm = c->imm;
+      out->src_rank = f.src;
+      out->imm = f.imm;
       out->length = 0;
       out->ctx = nullptr;
       return 1;
     case cell_kind::write_data: {
-      const uint64_t len = c->length;
-      if (!peer_ok || len > opt_.max_payload || !registered(c->address, len, c->key)) {
-        LCI_WARN("shared-memory transport: dropped a write of %" PRIu64
-                 " bytes from rank %d outside every registration for remote access",
-                 len, src);
-        return 0;
+      // The answer needs a place in the reply queue, bounded per peer.
+      if (replies_of_[static_cast<size_t>(f.src)] >= op_table::slots) {
+        drop(*out, f, "operation (more unanswered requests than a peer can have)");
+        return 1;
       }
-      if (len) memcpy(reinterpret_cast<void*>(c->address), c->data(), len);
-      if (!(c->flags & flag_has_imm)) return 0;
+      pending_reply r{f.src, cell_kind::write_ack, 0, 0, f.op, true};
+      r.ok = registered(f.address, f.length, f.key);
+      if (!r.ok) {
+        drop(*out, f, "address or key (a write outside every registration for remote access)");
+        queue_reply(r);
+        return 1;
+      }
+      // f.address was checked: the copy uses it, not the cell's field again.
+      if (f.length) memcpy(reinterpret_cast<void*>(f.address), c->data(), f.length);
+      queue_reply(r);
+      if (!(f.flags & flag_has_imm)) return 0;
       out->kind = completion_kind::remote_write;
-      out->src_rank = src;
-      out->imm = c->imm;
+      out->src_rank = f.src;
+      out->imm = f.imm;
       out->length = 0;
       out->ctx = nullptr;
       return 1;
     }
     case cell_kind::read_request: {
-      if (!peer_ok) return 0;
-      pending_reply r;
-      r.rank = src;
-      r.address = c->address;
-      r.length = c->imm;
-      r.reply_address = c->reply_address;
-      r.reply_ctx = c->reply_ctx;
-      r.ok = r.length <= opt_.max_payload && registered(r.address, r.length, c->key);
-      if (!r.ok)
-        LCI_WARN("shared-memory transport: refused a read of %" PRIu64
-                 " bytes from rank %d outside every registration for remote access",
-                 r.length, src);
-      if (!replies_.empty() || !reply(r)) replies_.push_back(r);
+      if (replies_of_[static_cast<size_t>(f.src)] >= op_table::slots) {
+        drop(*out, f, "operation (more unanswered requests than a peer can have)");
+        return 1;
+      }
+      pending_reply r{f.src, cell_kind::read_reply, f.address, f.length, f.op, true};
+      r.ok = registered(f.address, f.length, f.key);
+      queue_reply(r);
+      if (!r.ok) {
+        drop(*out, f, "address or key (a read outside every registration for remote access)");
+        return 1;
+      }
       return 0;
     }
     case cell_kind::read_reply:
-      out->ctx = reinterpret_cast<void*>(c->reply_ctx);
-      if (c->flags & flag_error || c->length > opt_.max_payload) {
-        out->kind = completion_kind::failed;
-        out->error = EFAULT;
+    case cell_kind::write_ack: {
+      const bool read = f.kind == static_cast<uint8_t>(cell_kind::read_reply);
+      op_table::entry e;
+      if (!ops_.finish(f.op, f.src, read ? op_table::op_kind::read : op_table::op_kind::write,
+                       e)) {
+        drop(*out, f, "operation (no such read or write in flight to that rank)");
         return 1;
       }
-      if (c->length) memcpy(reinterpret_cast<void*>(c->reply_address), c->data(), c->length);
+      out->ctx = e.ctx;
+      out->error = 0;
+      if (f.flags & flag_error) {
+        out->kind = completion_kind::failed;
+        out->error = read ? EFAULT : EACCES;
+        return 1;
+      }
+      if (read) {
+        if (f.length != e.length) {
+          // The operation ends (failed): a short or long answer is no answer.
+          out->kind = completion_kind::failed;
+          out->error = EPROTO;
+          return 1;
+        }
+        if (f.length) memcpy(e.buffer, c->data(), f.length);
+      }
       out->kind = completion_kind::rma_done;
       return 1;
-    case cell_kind::message:
-      break;
+    }
   }
   return 0;
+}
+
+void shm_device::queue_reply(const pending_reply& r) {
+  if (replies_.empty() && reply(r)) return;
+  replies_.push_back(r);
+  ++replies_of_[static_cast<size_t>(r.rank)];
 }
 
 bool shm_device::reply(const pending_reply& r) {
@@ -384,26 +629,54 @@ bool shm_device::reply(const pending_reply& r) {
   ring::slot s = p.inbound.reserve();
   if (!s.cell) return false;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
-  c->kind = cell_kind::read_reply;
+  const bool data = r.kind == cell_kind::read_reply && r.ok;
+  c->kind = static_cast<uint8_t>(r.kind);
   c->flags = r.ok ? 0 : flag_error;
   c->src = rank_;
   c->imm = 0;
-  c->length = r.ok ? static_cast<uint32_t>(r.length) : 0;
-  c->reply_address = r.reply_address;
-  c->reply_ctx = r.reply_ctx;
-  if (r.ok && r.length) memcpy(c->data(), reinterpret_cast<const void*>(r.address), r.length);
+  c->length = data ? static_cast<uint32_t>(r.length) : 0;
+  c->address = 0;
+  c->key = 0;
+  c->op = r.op;
+  if (data && r.length) memcpy(c->data(), reinterpret_cast<const void*>(r.address), r.length);
   ring::publish(s);
   return true;
 }
 
 void shm_device::send_pending_replies() {
-  while (!replies_.empty() && reply(replies_.front())) replies_.pop_front();
+  while (!replies_.empty() && reply(replies_.front())) {
+    --replies_of_[static_cast<size_t>(replies_.front().rank)];
+    replies_.pop_front();
+  }
+}
+
+// ---- tests ----------------------------------------------------------------------------
+
+bool shm_device::forge(int rank, const cell_fields& f, const void* payload, size_t length,
+                       uint64_t retarget) {
+  peer& p = peers_[static_cast<size_t>(rank)];
+  if (!p.head) return false;
+  ring::slot s = p.inbound.reserve();
+  if (!s.cell) return false;
+  cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
+  c->kind = f.kind;
+  c->flags = f.flags;
+  c->src = f.src;
+  c->imm = f.imm;
+  c->length = f.length;
+  c->address = f.address;
+  c->key = f.key;
+  c->op = f.op;
+  const size_t room = p.inbound.cell_size() - sizeof(cell);
+  if (length) memcpy(c->data(), payload, length < room ? length : room);
+  ring::publish(s);
+  if (retarget) __atomic_store_n(&c->address, retarget, __ATOMIC_RELAXED);
+  return true;
 }
 
 // ---- peers that die -------------------------------------------------------------------
 
 void shm_device::check_peers() {
-  idle_polls_ = 0;
   const int64_t now = now_ns();
   if (now - last_check_ns_ < 100000000) return;
   last_check_ns_ = now;

@@ -9,9 +9,24 @@
 // another user could pre-create or guess, and it disappears with the last
 // process that maps it. A rank publishes its pid and the file's descriptor
 // number through the bootstrap; each local peer opens it through
-// /proc/<pid>/fd/<n> (the same user's process), maps it and checks its
-// header. The descriptor is closed once every peer has attached
-// (peers_attached()), so nothing outlives the job however it ends.
+// /proc/<pid>/fd/<n> (possible only for the same user's processes), maps
+// it and checks its header. After a second fence every local peer has
+// mapped it and the descriptor is closed (close_descriptor()): from then
+// on no descriptor or name of the segment exists, only the mappings of the
+// job's ranks. The window in between (device creation, two bootstrap
+// fences) is the only time another process of the same user could open it.
+//
+// Trust. What a peer writes into a cell is input: poll() reads each field
+// of a cell once (read_fields), checks it against what this process knows
+// (check_cell: the kind, the claimed source is a local rank of this job,
+// the length against the largest payload; then the posted receive's
+// capacity, the registrations for remote access, the outstanding
+// operations) and only then uses the copies. A cell that fails is dropped
+// and reported to the core as a `dropped` completion (the same counter and
+// rate-limited warning as a malformed network message). Ranks of one host
+// may copy into each other's memory anyway (cross-memory attach), so the
+// rank a cell claims is trusted once it names a local rank of this job;
+// the rings are not split per sender.
 //
 // Messages. A send reserves a cell in the target's ring (one CAS, ring.hpp),
 // copies header and payload into it and publishes it: no lock, no system
@@ -20,22 +35,36 @@
 //
 // Bulk data (post_write, post_write_imm, post_read). With cross-memory
 // attach the initiator copies straight between its buffer and the peer's
-// (one copy, done at return; a write with immediate data then sends the
-// immediate in a cell). Where the kernel refuses it (ptrace restrictions,
-// containers) or LCI_SHM_CMA=0, the data is pipelined through the rings
-// instead: a write travels in cells of one piece each (max_message_size()),
-// copied out by the target into the registration it names, and a read is a
-// request answered by the target with a cell of data. The target checks
-// those ranges against its registrations for remote access and drops what
-// lies outside them.
+// (one copy, finished at return) and only then reserves the cell that
+// carries a write's immediate data, so a transfer of any size never holds a
+// cell of the target's ring (no head-of-line blocking). Where the kernel
+// refuses it (ptrace restrictions, containers) or LCI_SHM_CMA=0, the data
+// is pipelined through the rings instead: a write travels in cells of one
+// piece each (max_message_size(rank)) and is acknowledged by the target,
+// which copies it into the registration it names after checking range and
+// key; a read is a request answered with a cell of data. Each pipelined
+// write and read holds a slot of this device's operation table (op_table):
+// replies and acknowledgements name the slot and its generation, and are
+// accepted only from the rank the operation went to, with the length it
+// asked for. A target keeps at most op_table::slots unanswered requests
+// per peer (a peer never has more outstanding); more are dropped.
 //
 // Completions of this process's own operations (send_done, rma_done,
-// failed) go through a private ring of the same kind, drained by poll().
+// failed) go through a private ring of the same kind, drained by poll();
+// the few that find it full wait in a short list of finished operations.
 //
-// Peers that die: poll() checks, at most every 100 ms while it finds
-// nothing, that every local peer still runs (a pidfd, or kill(pid, 0)); a
-// peer that exited without closing its device ends the job with a message
-// naming its rank.
+// Cross-memory attach and Yama. With ptrace_scope 1, a process may be
+// attached (and so read or written by process_vm_*) only by its ancestors
+// or by the one process it names with PR_SET_PTRACER and that process's
+// descendants. A device with local peers names the nearest common ancestor
+// of all of them (the launcher's process, e.g. lcrun or hydra_pmi_proxy),
+// never "any process", and never pid 1; the last native device to close
+// clears it. Singletons and ranks alone on their host name nobody.
+//
+// Peers that die: poll() checks, at most every 100 ms, that every local
+// peer still runs (a pidfd, or kill(pid, 0)), whether or not it found
+// work; a peer that exited without closing its device ends the job with a
+// message naming its rank.
 #pragma once
 
 #include <atomic>
@@ -51,6 +80,7 @@
 #include "lci/backend/net_types.hpp"
 #include "lci/backend/shm/ring.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "lci/util/spin.hpp"
 
 namespace lci::shm {
 
@@ -64,30 +94,93 @@ enum class cell_kind : uint8_t {
   message,       // a message: imm, length bytes of payload
   write_notice,  // a peer's cross-memory write with immediate data landed
   write_data,    // pipelined write: length bytes for (address, key); imm if flags & has_imm
-  read_request,  // pipelined read: send length bytes of (address, key) back
-  read_reply,    // answer to a read_request: length bytes for the requester's buffer
+  write_ack,     // answer to write_data `op`: done, or refused (flags & error)
+  read_request,  // pipelined read: send length bytes of (address, key) back, for `op`
+  read_reply,    // answer to read_request `op`: length bytes, or refused (flags & error)
 };
+inline constexpr uint8_t last_cell_kind = static_cast<uint8_t>(cell_kind::read_reply);
 
 inline constexpr uint8_t flag_has_imm = 1;
 inline constexpr uint8_t flag_error = 2;
 
-// The fixed part of a cell; a message's payload follows at `data`.
+// The fixed part of a cell as it lies in shared memory; a message's payload
+// follows at `data`. Only its producer writes it, but a hostile producer may
+// write it at any time: the consumer reads it through read_fields() alone.
 struct cell {
   std::atomic<uint64_t> seq;  // ring.hpp
-  cell_kind kind;
+  uint8_t kind;               // a cell_kind
   uint8_t flags;
   uint16_t reserved;
-  int32_t src;      // sender's rank
+  int32_t src;      // sender's rank (claimed)
   uint32_t imm;
-  uint32_t length;  // payload bytes
-  // Bulk kinds: where the bytes go or come from, and the requester's context.
-  uint64_t address;
-  uint64_t key;
-  uint64_t reply_address;  // read_request/read_reply: the requester's buffer
-  uint64_t reply_ctx;      // read_request/read_reply: the requester's ctx
+  uint32_t length;  // payload bytes; read_request: the bytes asked for
+  uint64_t address;  // bulk kinds: where the bytes go or come from
+  uint64_t key;      // ... and the registration's key
+  uint64_t op;       // write_data/read_request: the requester's operation; echoed by the replies
   char* data() { return reinterpret_cast<char*>(this + 1); }
 };
-static_assert(sizeof(cell) == 56, "cell header layout");
+static_assert(sizeof(cell) == 48, "cell header layout");
+
+// A cell's fields, each read once from shared memory.
+struct cell_fields {
+  uint8_t kind;
+  uint8_t flags;
+  int32_t src;
+  uint32_t imm;
+  uint32_t length;
+  uint64_t address;
+  uint64_t key;
+  uint64_t op;
+};
+
+// One relaxed atomic load per field: the compiler cannot read a field
+// again later (as it may for a plain struct copy of memory another process
+// writes), so what is checked is what is used. The ring's acquire of the
+// sequence word orders these after the producer's writes.
+inline cell_fields read_fields(const cell* c) {
+  cell_fields f;
+  f.kind = __atomic_load_n(&c->kind, __ATOMIC_RELAXED);
+  f.flags = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
+  f.src = __atomic_load_n(&c->src, __ATOMIC_RELAXED);
+  f.imm = __atomic_load_n(&c->imm, __ATOMIC_RELAXED);
+  f.length = __atomic_load_n(&c->length, __ATOMIC_RELAXED);
+  f.address = __atomic_load_n(&c->address, __ATOMIC_RELAXED);
+  f.key = __atomic_load_n(&c->key, __ATOMIC_RELAXED);
+  f.op = __atomic_load_n(&c->op, __ATOMIC_RELAXED);
+  return f;
+}
+
+// The checks of a cell that need nothing but the cell and the job: the
+// kind, the claimed source (a local rank of this job: is_local[src], src <
+// nranks), the
+// length against the largest payload, the flags. Returns the field that
+// failed, or nullptr. What depends on live state (receive capacity,
+// registrations, outstanding operations) is checked where it is used.
+inline const char* check_cell(const cell_fields& f, const uint8_t* is_local, size_t nranks,
+                              size_t max_payload) {
+  if (f.kind > last_cell_kind) return "kind";
+  if (f.src < 0 || static_cast<size_t>(f.src) >= nranks || !is_local[static_cast<size_t>(f.src)])
+    return "source rank (not a rank of this host)";
+  if (f.length > max_payload) return "length";
+  if (f.flags & ~(flag_has_imm | flag_error)) return "flags";
+  switch (static_cast<cell_kind>(f.kind)) {
+    case cell_kind::nop:
+    case cell_kind::message:
+      return nullptr;
+    case cell_kind::write_notice:
+    case cell_kind::write_ack:
+      return f.length == 0 ? nullptr : "length (no payload expected)";
+    case cell_kind::write_data:
+      return (f.flags & flag_error) ? "flags" : nullptr;
+    case cell_kind::read_request:
+      return f.flags ? "flags" : nullptr;
+    case cell_kind::read_reply:
+      return (f.flags & flag_has_imm) ? "flags"
+             : (f.flags & flag_error) && f.length ? "length (refused read with data)"
+                                                  : nullptr;
+  }
+  return "kind";
+}
 
 // A rank's segment starts with this header; the ring's cells follow at
 // cells_offset.
@@ -105,7 +198,7 @@ struct segment_header {
   alignas(64) uint64_t probe;              // read by peers to test cross-memory attach
 };
 inline constexpr uint64_t segment_magic = 0x4c43495f53484d31ull;  // "LCI_SHM1"
-inline constexpr uint32_t segment_version = 1;
+inline constexpr uint32_t segment_version = 2;
 inline constexpr size_t cells_offset = 256;
 static_assert(sizeof(segment_header) <= cells_offset, "segment header layout");
 
@@ -125,6 +218,44 @@ size_t cell_size_for(size_t max_payload);
 // each other through this transport.
 std::string host_key();
 
+// The nearest process that is an ancestor of every one of `pids` (by the
+// parent links of /proc/<pid>/stat), or 0 when there is none but init.
+int common_ancestor(const std::vector<int>& pids);
+
+// Pipelined reads and writes in flight from this device: a fixed table
+// whose slots any thread takes (a bit per slot, one CAS) and poll() frees
+// when the reply or acknowledgement arrives. An operation's id is its slot
+// and the slot's generation, so a stale or forged id names nothing.
+class op_table {
+ public:
+  static constexpr uint32_t slots = 1024;
+  op_table();
+  enum class op_kind : uint8_t { read, write };
+  struct entry {
+    op_kind kind;
+    int rank;
+    void* buffer;     // read: where the reply's bytes go
+    uint32_t length;  // the bytes asked for (read) or sent (write)
+    void* ctx;
+  };
+
+  // A free slot filled with `e`; returns its id, or 0 if every slot is taken.
+  uint64_t take(const entry& e);
+  // The entry `id` names if it is in flight, was sent to `rank` and is of
+  // kind `k`: it is copied out and the slot freed. Consumer (poll) only.
+  bool finish(uint64_t id, int rank, op_kind k, entry& out);
+  int in_flight() const;
+
+ private:
+  struct alignas(64) slot {
+    std::atomic<uint32_t> state{0};  // 0 free, 1 being filled, 2 in flight, 3 finishing
+    uint32_t generation = 1;
+    entry e{};
+  };
+  std::atomic<uint64_t> used_[slots / 64] = {};
+  slot s_[slots];
+};
+
 class shm_device final {
  public:
   // Creates this rank's segment (not yet shared).
@@ -136,18 +267,25 @@ class shm_device final {
   // What peers need to map the segment: printable, without spaces.
   std::string address() const;
   // Maps the segments of the ranks marked local (this one included) from
-  // their address() strings, and tests cross-memory attach towards each.
-  // Fatal, with a message naming the rank, if a segment cannot be mapped.
+  // their address() strings and, where Yama needs it, names the local
+  // peers' nearest common ancestor as this process's ptracer. Fatal, with
+  // a message naming the rank, if a segment cannot be mapped.
   void attach(const std::vector<std::string>& addresses, const std::vector<bool>& local);
+  // After a fence that follows every rank's attach(): closes this
+  // segment's descriptor (every local peer has mapped it) and tests
+  // cross-memory attach towards each local peer.
+  void attached();
 
-  // Every local peer has mapped this rank's segment: its descriptor closes.
-  void peers_attached();
+  // Kept for the backend contract: the descriptor is closed by attached().
+  void peers_attached() { close_descriptor(); }
 
   size_t max_inject() const { return opt_.max_payload; }
   size_t rx_queue_size() const { return own_ring_.size(); }
-  // The most one RDMA operation moves: unlimited with cross-memory attach,
-  // one cell's payload when some peer's data is pipelined.
-  size_t max_message_size() const { return any_pipelined_ ? opt_.max_payload : SIZE_MAX; }
+  // The most one RDMA operation moves to `rank`: unlimited with
+  // cross-memory attach, one cell's payload when its data is pipelined.
+  size_t max_message_size(int rank) const {
+    return peers_[static_cast<size_t>(rank)].cma ? SIZE_MAX : opt_.max_payload;
+  }
   // Memory this device holds for the transport: its segment (shared) and
   // its private completion ring. Peers' segments are mapped, not owned.
   size_t segment_size() const { return own_bytes_; }
@@ -158,6 +296,8 @@ class shm_device final {
     for (const peer& p : peers_) n += p.head && p.pid != 0 && !p.cma;
     return n;
   }
+  // The process named with PR_SET_PTRACER for cross-memory attach (0: none).
+  int ptracer() const { return ptracer_; }
 
   // Registrations: nothing to pin (cross-memory attach needs none); memory
   // for remote access is recorded under its key (the network backend's, or
@@ -230,6 +370,8 @@ class shm_device final {
     // ThreadSanitizer does not see (net_types.hpp).
     net::annotate_poll(this);
     int n = 0;
+    if (__builtin_expect(finished_size_.load(std::memory_order_relaxed) != 0, 0))
+      n = flush_finished(out, max);
     while (n < max) {
       cell_head* h = local_.peek(local_head_);
       if (!h) break;
@@ -240,37 +382,58 @@ class shm_device final {
     while (n < max) {
       cell* c = static_cast<cell*>(static_cast<void*>(own_ring_.peek(head_)));
       if (!c) break;
-      if (__builtin_expect(c->kind == cell_kind::message, 1)) {
+      const cell_fields f = read_fields(c);
+      if (__builtin_expect(f.kind == static_cast<uint8_t>(cell_kind::message) &&
+                               static_cast<uint32_t>(f.src) < is_local_.size() &&
+                               is_local_[static_cast<size_t>(f.src)] &&
+                               f.length <= opt_.max_payload,
+                           1)) {
         rx_entry* e = rx_private_;
         if (!e) {
           e = rx_private_ = rx_head_.exchange(nullptr, std::memory_order_acquire);
           if (!e) break;  // no receive buffer: the message waits in its cell
         }
-        rx_private_ = e->next;
-        if (count_posted_) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
-        completion& out_c = out[n++];
-        out_c.kind = completion_kind::recv;
-        out_c.ctx = e->ctx;
-        out_c.src_rank = c->src;
-        out_c.imm = c->imm;
-        out_c.length = c->length;
-        memcpy(static_cast<void*>(e), c->data(), c->length);
-        ++messages;
+        if (__builtin_expect(f.length > e->capacity, 0)) {
+          drop(out[n++], f, "length (longer than the receive buffer)");
+        } else {
+          rx_private_ = e->next;
+          if (count_posted_) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
+          completion& out_c = out[n++];
+          out_c.kind = completion_kind::recv;
+          out_c.ctx = e->ctx;
+          out_c.src_rank = f.src;
+          out_c.imm = f.imm;
+          out_c.length = f.length;
+          memcpy(static_cast<void*>(e), c->data(), f.length);
+          ++messages;
+        }
       } else {
-        n += take_other(c, out + n);
+        const int taken = take_other(c, f, out + n);
+        if (taken < 0) break;  // not consumable now: the cell stays
+        n += taken;
       }
       own_ring_.release(head_++);
     }
     if (messages)  // one writer (the poller): no read-modify-write needed
       received_.store(received_.load(std::memory_order_relaxed) + static_cast<uint64_t>(messages),
                       std::memory_order_relaxed);
-    else if (n == 0 && ++idle_polls_ >= 4096)
-      check_peers();
+    if (__builtin_expect((++polls_ & 1023) == 0, 0)) check_peers();
     return n;
   }
 
   // Messages received through the rings (for the path counters).
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
+
+  // For LCI's own tests (LCIT_native_forge): publishes `f` (and `length`
+  // bytes of payload) as it is in a cell of `rank`'s ring, as a faulty or
+  // hostile local peer could; with `retarget`, then overwrites the cell's
+  // address with it (a producer changing a cell after publishing it).
+  // False if the ring is full.
+  bool forge(int rank, const cell_fields& f, const void* payload, size_t length,
+             uint64_t retarget);
+  // Unanswered requests of peers (reads and writes) waiting for room in
+  // their rings.
+  size_t pending_replies() const { return replies_.size(); }
 
  private:
   struct rx_entry {
@@ -284,11 +447,13 @@ class shm_device final {
     size_t bytes = 0;
     int pid = 0;
     int pidfd = -1;
+    uintptr_t probe = 0;   // the address of its probe word
     bool cma = false;      // cross-memory attach works towards this peer
   };
-  struct pending_reply {   // a read_request whose reply found the ring full
+  struct pending_reply {   // a request whose answer found the requester's ring full
     int rank;
-    uint64_t address, length, reply_address, reply_ctx;
+    cell_kind kind;        // read_reply or write_ack
+    uint64_t address, length, op;
     bool ok;
   };
   struct local_cell {      // a cell of the private completion ring
@@ -296,9 +461,16 @@ class shm_device final {
     completion c;
     bool skip;
   };
+  // A cross-memory write or read that finished but whose notice (towards
+  // `notify`, -1 for none) or completion found a ring full.
+  struct finished_op {
+    int notify;
+    uint32_t imm;
+    completion c;
+  };
 
   void fill_message(cell* c, const void* buf, size_t len, uint32_t imm) {
-    c->kind = cell_kind::message;
+    c->kind = static_cast<uint8_t>(cell_kind::message);
     c->src = rank_;
     c->imm = imm;
     c->length = static_cast<uint32_t>(len);
@@ -323,34 +495,54 @@ class shm_device final {
     local_.release(local_head_++);
     return skip ? 0 : 1;
   }
+  // A dropped cell, reported to the core with the field that failed.
+  void drop(completion& out, const cell_fields& f, const char* field) {
+    out.kind = completion_kind::dropped;
+    out.ctx = const_cast<char*>(field);
+    out.src_rank = f.src >= 0 && static_cast<size_t>(f.src) < is_local_.size()
+                       ? f.src
+                       : net::unknown_source;
+    out.imm = f.kind;
+    out.length = 0;
+    out.error = 0;
+  }
   status write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey, void* ctx,
                bool with_imm, uint32_t imm);
-  int take_other(cell* c, completion* out);
+  // Writes the notice of a finished cross-memory write and its local
+  // completion, or queues what found a ring full.
+  void finish_cma(int notify, uint32_t imm, completion_kind kind, void* ctx, int error);
+  int flush_finished(completion* out, int max);
+  // The cells other than valid messages; -1: leave the cell for later.
+  int take_other(cell* c, const cell_fields& f, completion* out);
   void send_pending_replies();
   bool reply(const pending_reply& r);
+  void queue_reply(const pending_reply& r);
   // The range [address, address + length) lies in one registration for
   // remote access with this key.
   bool registered(uint64_t address, uint64_t length, uint64_t key);
   void check_peers();
+  void close_descriptor();
 
   options opt_;
   int rank_ = 0;
   int group_index_ = 0;
   int fd_ = -1;
+  int ptracer_ = 0;
   segment_header* own_ = nullptr;
   size_t own_bytes_ = 0;
   ring own_ring_;
   std::vector<peer> peers_;
-  bool any_pipelined_ = false;
+  std::vector<uint8_t> is_local_;  // by rank: 1 if served by this transport
   bool count_posted_ = false;
 
   // Consumer state (poll() runs under the device's progress lock).
   uint64_t head_ = 0;
   uint64_t local_head_ = 0;
   rx_entry* rx_private_ = nullptr;
-  uint32_t idle_polls_ = 0;
+  uint32_t polls_ = 0;
   int64_t last_check_ns_ = 0;
   std::deque<pending_reply> replies_;
+  std::vector<uint32_t> replies_of_;  // by rank: entries of replies_
 
   ring local_;  // this process's completions
   void* local_memory_ = nullptr;  // its tail and cells
@@ -359,6 +551,11 @@ class shm_device final {
   alignas(64) std::atomic<rx_entry*> rx_head_{nullptr};
   alignas(64) std::atomic<int> rx_posted_{0};
   alignas(64) std::atomic<uint64_t> received_{0};
+  alignas(64) std::atomic<size_t> finished_size_{0};
+  spin_lock finished_lock_;
+  std::deque<finished_op> finished_;
+
+  op_table ops_;
 
   // Registrations for remote access, by key (pipelined bulk data only).
   std::mutex regs_lock_;
