@@ -168,6 +168,7 @@ class backend_device final {
   bool has_network() const { return net_.has_value(); }
   bool has_native() const { return shm_.has_value(); }
   const shm::shm_device* native() const { return shm_ ? &*shm_ : nullptr; }
+  shm::shm_device* native() { return shm_ ? &*shm_ : nullptr; }
   backend_kind kind() const { return net_ ? net_->kind() : backend_kind::ofi; }
   const char* provider_name() const { return net_ ? net_->provider_name() : "native shm"; }
   // The smallest of the transports' limits, so that one value serves every peer.

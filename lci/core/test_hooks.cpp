@@ -11,6 +11,7 @@
 #include "lci.h"
 #include "lci/core/endpoint.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/device.hpp"
 #include "lci/core/eager.hpp"
 #include "lci/core/validate.hpp"
 
@@ -74,6 +75,35 @@ LCI_API LCI_error_t LCIT_limit_message_size(size_t n) {
 
 LCI_API uint64_t LCIT_dropped_messages(void) {
   return lci::g_dropped_messages.load(std::memory_order_relaxed);
+}
+
+LCI_API LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_native_cell* cell,
+                                      const void* payload, size_t payload_length,
+                                      uint64_t retarget) {
+  if (!lci::hooks_enabled() || !device || !cell || rank < 0 || rank >= LCI_NUM_PROCESSES)
+    return LCI_ERR_FEATURE_NA;
+  lci::shm::shm_device* s = lci::to_device(device)->net->native();
+  if (!s || !lci::to_device(device)->net->is_native(rank)) return LCI_ERR_FEATURE_NA;
+  lci::shm::cell_fields f;
+  f.kind = cell->kind;
+  f.flags = cell->flags;
+  f.src = cell->src;
+  f.imm = cell->imm;
+  f.length = cell->length;
+  f.address = cell->address;
+  f.key = cell->key;
+  f.op = cell->op;
+  return s->forge(rank, f, payload, payload_length, retarget) ? LCI_OK : LCI_ERR_RETRY;
+}
+
+LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies,
+                                      int* ops_in_flight) {
+  if (!lci::hooks_enabled() || !device) return LCI_ERR_FEATURE_NA;
+  lci::shm::shm_device* s = lci::to_device(device)->net->native();
+  if (!s) return LCI_ERR_FEATURE_NA;
+  if (pending_replies) *pending_replies = s->pending_replies();
+  if (ops_in_flight) *ops_in_flight = s->ops_in_flight();
+  return LCI_OK;
 }
 
 }  // extern "C"

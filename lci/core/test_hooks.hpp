@@ -22,10 +22,29 @@
 // All of these return LCI_ERR_FEATURE_NA when the hooks are off.
 //   LCIT_dropped_messages(): arriving messages this process dropped as
 //       malformed (validate.hpp), hooks on or off.
+//   LCIT_native_forge(device, rank, cell, payload, n, retarget): writes a
+//       cell of the native transport, field by field as given, into rank's
+//       ring (shm_device::forge): what a faulty or hostile local rank could.
+//   LCIT_native_state(device, &pending, &in_flight): the native transport's
+//       unanswered peer requests and own pipelined operations.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+
+// A cell's fields as LCIT_native_forge takes them; the same layout as the
+// declaration in tests/common/test_hooks.h.
+extern "C" typedef struct {
+  uint8_t kind;
+  uint8_t flags;
+  int32_t src;
+  uint32_t imm;
+  uint32_t length;
+  uint64_t address;
+  uint64_t key;
+  uint64_t op;
+} LCIT_native_cell;
 
 namespace lci {
 

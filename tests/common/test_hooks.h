@@ -17,6 +17,38 @@ LCI_error_t LCIT_refuse_next_recv_posts(int n);
 LCI_error_t LCIT_fail_next_registrations(int n);
 LCI_error_t LCIT_limit_message_size(size_t n);
 uint64_t LCIT_dropped_messages(void);
+
+/* A cell of the native transport's rings, field by field (see
+ * lci/backend/shm/shm.hpp): what a faulty or hostile local rank can write. */
+enum {
+  LCIT_CELL_NOP,
+  LCIT_CELL_MESSAGE,
+  LCIT_CELL_WRITE_NOTICE,
+  LCIT_CELL_WRITE_DATA,
+  LCIT_CELL_WRITE_ACK,
+  LCIT_CELL_READ_REQUEST,
+  LCIT_CELL_READ_REPLY
+};
+typedef struct {
+  uint8_t kind;
+  uint8_t flags; /* 1: carries immediate data, 2: error */
+  int32_t src;
+  uint32_t imm;
+  uint32_t length;
+  uint64_t address;
+  uint64_t key;
+  uint64_t op;
+} LCIT_native_cell;
+/* Publishes `cell` in `rank`'s ring of `device` with payload_length bytes of
+ * payload (at most a cell's room are copied, whatever cell->length says);
+ * with retarget != 0, then overwrites the published cell's address with it.
+ * LCI_ERR_RETRY: the ring is full; LCI_ERR_FEATURE_NA: hooks off, or rank is
+ * not served by the native transport. */
+LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_native_cell* cell,
+                              const void* payload, size_t payload_length, uint64_t retarget);
+/* The native transport's unanswered peer requests of `device` (replies
+ * waiting for room) and its own pipelined operations in flight. */
+LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int* ops_in_flight);
 #ifdef __cplusplus
 }
 #endif

@@ -383,7 +383,7 @@ class shm_device final {
       cell* c = static_cast<cell*>(static_cast<void*>(own_ring_.peek(head_)));
       if (!c) break;
       const cell_fields f = read_fields(c);
-      if (__builtin_expect(f.kind == static_cast<uint8_t>(cell_kind::message) &&
+      if (__builtin_expect(f.kind == static_cast<uint8_t>(cell_kind::message) && f.flags == 0 &&
                                static_cast<uint32_t>(f.src) < is_local_.size() &&
                                is_local_[static_cast<size_t>(f.src)] &&
                                f.length <= opt_.max_payload,
@@ -434,6 +434,7 @@ class shm_device final {
   // Unanswered requests of peers (reads and writes) waiting for room in
   // their rings.
   size_t pending_replies() const { return replies_.size(); }
+  int ops_in_flight() const { return ops_.in_flight(); }
 
  private:
   struct rx_entry {
@@ -471,6 +472,7 @@ class shm_device final {
 
   void fill_message(cell* c, const void* buf, size_t len, uint32_t imm) {
     c->kind = static_cast<uint8_t>(cell_kind::message);
+    c->flags = 0;  // every field the consumer checks is written: a cell is reused
     c->src = rank_;
     c->imm = imm;
     c->length = static_cast<uint32_t>(len);
