@@ -239,6 +239,7 @@ shm_device::shm_device(int rank, int nranks, int group_index, const options& o)
   own_->cell_size = cell_size_for(o.max_payload);
   own_->bytes = own_bytes_;
   own_->probe = segment_magic;
+  own_regs_ = reinterpret_cast<reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
   own_ring_ = ring(&own_->tail, static_cast<char*>(base) + cells_offset, own_->cell_size,
                    o.ring_cells);
   own_ring_.format();
@@ -273,6 +274,7 @@ void shm_device::attach(const std::vector<std::string>& addresses,
     if (static_cast<int>(r) == rank_) {
       p.inbound = own_ring_;
       p.head = own_;
+      p.regs = own_regs_;
       p.pid = 0;  // this process: plain copies where cross-memory attach is on
       p.cma = opt_.cma;
       continue;
@@ -312,6 +314,7 @@ void shm_device::attach(const std::vector<std::string>& addresses,
     p.pid = pid;
     p.probe = probe;
     p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells);
+    p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
     p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     others.push_back(pid);
   }
@@ -370,16 +373,73 @@ shm_device::~shm_device() {
 
 // ---- registrations ----------------------------------------------------------------
 
+bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t length) {
+  reg_bucket& b = table[reg_bucket_of(key)];
+  const uint64_t used = b.used;
+  if (used == 0xff) {
+    __atomic_store_n(&b.overflow, 1, __ATOMIC_RELAXED);
+    return false;
+  }
+  const int i = __builtin_ctzll(~used);
+  b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  __atomic_store_n(&b.key[i], key, __ATOMIC_RELAXED);
+  __atomic_store_n(&b.base[i], base, __ATOMIC_RELAXED);
+  __atomic_store_n(&b.length[i], length, __ATOMIC_RELAXED);
+  __atomic_store_n(&b.used, used | (uint64_t{1} << i), __ATOMIC_RELAXED);
+  b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  return true;
+}
+
+void reg_table_erase(reg_bucket* table, uint64_t key) {
+  reg_bucket& b = table[reg_bucket_of(key)];
+  for (int i = 0; i < 8; ++i) {
+    if (!(b.used >> i & 1) || b.key[i] != key) continue;
+    b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    __atomic_store_n(&b.used, b.used & ~(uint64_t{1} << i), __ATOMIC_RELAXED);
+    b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    return;
+  }
+}
+
+bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, uint64_t length) {
+  const reg_bucket& b = table[reg_bucket_of(key)];
+  // A bounded number of tries: the owner changes a bucket in a few stores;
+  // one that never settles (a peer writing it) is refused.
+  for (int tries = 0; tries < 1000; ++tries) {
+    const uint64_t v1 = b.version.load(std::memory_order_acquire);
+    if (v1 & 1) continue;
+    const uint64_t used = __atomic_load_n(&b.used, __ATOMIC_RELAXED);
+    bool found = false;
+    uint64_t base = 0, len = 0;
+    for (int i = 0; i < 8 && !found; ++i) {
+      if (!(used >> i & 1) || __atomic_load_n(&b.key[i], __ATOMIC_RELAXED) != key) continue;
+      found = true;
+      base = __atomic_load_n(&b.base[i], __ATOMIC_RELAXED);
+      len = __atomic_load_n(&b.length[i], __ATOMIC_RELAXED);
+    }
+    const bool overflow = __atomic_load_n(&b.overflow, __ATOMIC_RELAXED) != 0;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (b.version.load(std::memory_order_relaxed) != v1) continue;
+    if (!found) return overflow;
+    const uint64_t end = base + len;
+    return address >= base && address <= end && length <= end - address;
+  }
+  return false;
+}
+
 void shm_device::record_registration(void* addr, size_t len, net::mr_access access,
                                      uint64_t key) {
   if (access != net::mr_access::remote) return;
   std::lock_guard<std::mutex> g(regs_lock_);
   regs_[key] = {reinterpret_cast<uint64_t>(addr), len};
+  reg_table_insert(own_regs_, key, reinterpret_cast<uint64_t>(addr), len);
 }
 
 void shm_device::forget_registration(uint64_t key) {
   std::lock_guard<std::mutex> g(regs_lock_);
-  regs_.erase(key);
+  if (regs_.erase(key)) reg_table_erase(own_regs_, key);
 }
 
 bool shm_device::registered(uint64_t address, uint64_t length, uint64_t key) {
@@ -457,9 +517,12 @@ status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, 
   peer& p = peers_[rank];
   if (p.cma) {
     // The copy first, holding no cell of any ring: other traffic to this
-    // rank flows while a transfer of any size runs.
+    // rank flows while a transfer of any size runs. The target's table
+    // says whether the key still names memory registered there.
     int err = 0;
-    if (p.pid != 0)
+    if (!reg_table_allows(p.regs, rkey, raddr, len))
+      err = EACCES;
+    else if (p.pid != 0)
       err = cma_copy(p.pid, const_cast<void*>(buf), raddr, len, true);
     else if (len)
       memcpy(reinterpret_cast<void*>(raddr), buf, len);
@@ -497,7 +560,9 @@ status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t ra
   peer& p = peers_[rank];
   if (p.cma) {
     int err = 0;
-    if (p.pid != 0)
+    if (!reg_table_allows(p.regs, rkey, raddr, len))
+      err = EACCES;
+    else if (p.pid != 0)
       err = cma_copy(p.pid, buf, raddr, len, false);
     else if (len)
       memcpy(buf, reinterpret_cast<const void*>(raddr), len);

@@ -182,8 +182,8 @@ inline const char* check_cell(const cell_fields& f, const uint8_t* is_local, siz
   return "kind";
 }
 
-// A rank's segment starts with this header; the ring's cells follow at
-// cells_offset.
+// A rank's segment starts with this header, then its registration table
+// (reg_table_offset), then the ring's cells (cells_offset).
 struct segment_header {
   uint64_t magic;
   uint32_t version;
@@ -198,9 +198,42 @@ struct segment_header {
   alignas(64) uint64_t probe;              // read by peers to test cross-memory attach
 };
 inline constexpr uint64_t segment_magic = 0x4c43495f53484d31ull;  // "LCI_SHM1"
-inline constexpr uint32_t segment_version = 2;
-inline constexpr size_t cells_offset = 256;
-static_assert(sizeof(segment_header) <= cells_offset, "segment header layout");
+inline constexpr uint32_t segment_version = 3;
+static_assert(sizeof(segment_header) <= 256, "segment header layout");
+
+// The owner's registrations for remote access, published in its segment so
+// that a peer's cross-memory write or read can check its key and range
+// before it copies (as a NIC checks an RDMA key): memory deregistered,
+// and perhaps freed, is then refused instead of written. A hash table of
+// reg_buckets buckets of 8 entries, by key; only the owner writes it
+// (under its registration lock), bracketing each change with an odd
+// version, and readers retry while the version is odd or moved. A bucket
+// that was ever full is marked `overflow`: a key not found there may be
+// one that did not fit, and is allowed (the check is for mistakes of the
+// job's own ranks, which may copy into each other's memory anyway).
+struct reg_bucket {
+  std::atomic<uint64_t> version;
+  uint64_t used;      // bit i: entry i is a registration
+  uint64_t overflow;  // 1: some registration found the bucket full
+  uint64_t pad;
+  uint64_t key[8];
+  uint64_t base[8];
+  uint64_t length[8];
+};
+static_assert(sizeof(reg_bucket) == 224, "registration bucket layout");
+inline constexpr size_t reg_buckets = 1024;
+inline constexpr size_t reg_table_offset = 256;
+inline constexpr size_t cells_offset = reg_table_offset + reg_buckets * sizeof(reg_bucket);
+
+inline size_t reg_bucket_of(uint64_t key) {
+  return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 54) & (reg_buckets - 1);
+}
+// Owner only: records or forgets a registration.
+bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t length);
+void reg_table_erase(reg_bucket* table, uint64_t key);
+// Any process: whether [address, address + length) may be written or read
+// with `key` according to the owner's table.
+bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, uint64_t length);
 
 // The transport's settings (from net::settings).
 struct options {
@@ -445,6 +478,7 @@ class shm_device final {
   struct peer {
     ring inbound;          // the peer's inbound ring, mapped here
     segment_header* head = nullptr;
+    const reg_bucket* regs = nullptr;  // the peer's registration table, mapped here
     size_t bytes = 0;
     int pid = 0;
     int pidfd = -1;
@@ -531,6 +565,7 @@ class shm_device final {
   int fd_ = -1;
   int ptracer_ = 0;
   segment_header* own_ = nullptr;
+  reg_bucket* own_regs_ = nullptr;
   size_t own_bytes_ = 0;
   ring own_ring_;
   std::vector<peer> peers_;
