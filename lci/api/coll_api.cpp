@@ -68,6 +68,7 @@
 #include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/core/test_hooks.hpp"
 
 using namespace lci;
 
@@ -96,11 +97,15 @@ void on_internal_completion(LCI_request_t r) {
 }
 
 // The completion object of every internal operation; lives as long as the
-// process (handlers are never freed).
-comp_handler g_internal_comp(on_internal_completion);
+// process (handlers are never freed). Internal: no message can name it as
+// its remote completion (a forged one would run on_internal_completion with
+// a context that is no slot).
+comp_handler g_internal_comp(on_internal_completion, comp_reach::internal);
 LCI_comp_t internal_comp() { return static_cast<comp_base*>(&g_internal_comp); }
 
 }  // namespace
+
+LCI_comp_t lci::coll_internal_comp() { return internal_comp(); }
 
 // The state of one collective on this process. Only the owner thread reads
 // or writes it, except the slots' completion records (see coll_slot).

@@ -43,7 +43,7 @@ LCI_error_t LCI_queue_free(LCI_comp_t* cq) {
   LCI_CHECK(check_out("LCI_queue_free", "cq", cq));
   LCI_CHECK(check_queue("LCI_queue_free", *cq));
   LCI_DEBUG_ONLY(debug::untrack(*cq));
-  delete to_queue(*cq);
+  comp_registry::retire(to_queue(*cq));
   *cq = nullptr;
   return LCI_OK;
 }
@@ -101,7 +101,7 @@ LCI_error_t LCI_sync_free(LCI_comp_t* completion) {
   LCI_CHECK(check_out("LCI_sync_free", "completion", completion));
   LCI_CHECK(check_sync("LCI_sync_free", *completion));
   LCI_DEBUG_ONLY(debug::untrack(*completion));
-  delete to_sync(*completion);
+  comp_registry::retire(to_sync(*completion));
   *completion = nullptr;
   return LCI_OK;
 }

@@ -35,7 +35,7 @@ void free_handlers() {
   if (!g_handlers) return;
   for (comp_handler* h : *g_handlers) {
     debug::untrack(h);
-    delete h;
+    comp_registry::retire(h);
   }
   delete g_handlers;
   g_handlers = nullptr;
@@ -178,7 +178,7 @@ void runtime_finalize() {
   LCI_UR_ENDPOINT = nullptr;
   endpoint_destroy(rt.barrier_ep);
   rt.barrier_ep = nullptr;
-  delete static_cast<comp_queue*>(static_cast<comp_base*>(LCI_UR_CQ));
+  comp_registry::retire(static_cast<comp_base*>(LCI_UR_CQ));
   LCI_UR_CQ = nullptr;
   // Devices the program did not free go too, LCI_UR_DEVICE last.
   while (!rt.devices.empty()) device_destroy(rt.devices.back());
