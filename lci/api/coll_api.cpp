@@ -97,10 +97,10 @@ void on_internal_completion(LCI_request_t r) {
 }
 
 // The completion object of every internal operation; lives as long as the
-// process (handlers are never freed). Internal: no message can name it as
-// its remote completion (a forged one would run on_internal_completion with
-// a context that is no slot).
-comp_handler g_internal_comp(on_internal_completion, comp_reach::internal);
+// process (handlers are never freed). Not in the registry: no message can
+// name it as its remote completion (a forged one would run
+// on_internal_completion with a context that is no slot).
+comp_handler g_internal_comp(on_internal_completion);
 LCI_comp_t internal_comp() { return static_cast<comp_base*>(&g_internal_comp); }
 
 }  // namespace

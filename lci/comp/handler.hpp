@@ -11,8 +11,8 @@ namespace lci {
 
 class comp_handler : public comp_base {
  public:
-  explicit comp_handler(LCI_handler_t fn, comp_reach reach = comp_reach::remote) noexcept
-      : comp_base(LCI_COMPLETION_HANDLER, reach), fn_(fn) {}
+  explicit comp_handler(LCI_handler_t fn) noexcept
+      : comp_base(LCI_COMPLETION_HANDLER), fn_(fn) {}
   ~comp_handler() = default;  // comp_base clears the magic
   comp_handler(const comp_handler&) = delete;
   comp_handler& operator=(const comp_handler&) = delete;

@@ -48,7 +48,8 @@ void destroy(comp_base* c) noexcept {
 
 }  // namespace
 
-void add(const comp_base* c) {
+void add(comp_base* c) {
+  c->listed = true;
   const uint64_t h = reinterpret_cast<uint64_t>(c);
   stripe& s = stripe_of(h);
   s.lock.lock();

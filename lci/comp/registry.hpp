@@ -3,10 +3,10 @@
 // which the origin's program got from this process) is used only when it
 // names one of them: a forged or stale value is never dereferenced.
 //
-// Every comp_base the application creates registers itself when
-// constructed (comp.hpp); LCI's internal objects (the collectives' handler,
-// the runtime barrier's synchronizer) never do, so no message can reach
-// them. The table is striped: a handle hashes to one of 64
+// The C API's create calls (LCI_queue_create, LCI_sync_create,
+// LCI_handler_create, and LCI_UR_CQ) add each object once it is fully
+// constructed; LCI's internal objects (the collectives' handler, the runtime
+// barrier's synchronizer) are never added, so no message can reach them. The table is striped: a handle hashes to one of 64
 // cache-line-sized stripes, each a spin lock and a hash set, so lookups on
 // the arrival path take one uncontended lock and unrelated creations do not
 // meet.
@@ -35,7 +35,9 @@ namespace comp_registry {
 // Exported from liblci (hidden by default) for the unit tests, whose
 // completion objects call them too.
 #define LCI_REGISTRY_EXPORT __attribute__((visibility("default")))
-LCI_REGISTRY_EXPORT void add(const comp_base* c);
+// Makes a fully constructed object nameable (the C API's create calls);
+// the stripe lock orders its construction before every acquire() of it.
+LCI_REGISTRY_EXPORT void add(comp_base* c);
 LCI_REGISTRY_EXPORT void remove(const comp_base* c) noexcept;
 // The live registered object whose address is `handle`, with a reference
 // taken (release it), or nullptr.

@@ -45,8 +45,8 @@ namespace lci {
 
 class comp_sync : public comp_base {
  public:
-  explicit comp_sync(int threshold, comp_reach reach = comp_reach::remote)
-      : comp_base(LCI_COMPLETION_SYNC, reach),
+  explicit comp_sync(int threshold)
+      : comp_base(LCI_COMPLETION_SYNC),
         threshold_(threshold),
         many_(threshold > 1 ? new LCI_request_t[threshold] : nullptr),
         slots_(threshold > 1 ? many_.get() : &one_) {

@@ -158,7 +158,9 @@ void runtime_initialize() {
 
   device* d = device_create();
   LCI_UR_DEVICE = reinterpret_cast<LCI_device_t>(d);
-  LCI_UR_CQ = static_cast<comp_base*>(new comp_queue(static_cast<size_t>(LCI_MAX_QUEUE_LENGTH)));
+  auto* ur_cq = new comp_queue(static_cast<size_t>(LCI_MAX_QUEUE_LENGTH));
+  comp_registry::add(ur_cq);
+  LCI_UR_CQ = static_cast<comp_base*>(ur_cq);
   plist barrier_plist;
   barrier_plist.msg_comp_type = LCI_COMPLETION_SYNC;
   barrier_plist.cmd_comp_type = LCI_COMPLETION_NONE;

@@ -39,10 +39,14 @@ LCI_request_t request(uint32_t tag) {
 
 }  // namespace
 
-TEST_CASE("comp_registry: the program's objects are found, internal ones never") {
+// Objects the C API creates are added (LCI_handler_create, ...); LCI's
+// internal ones (the collectives' handler, the barrier's synchronizer) are
+// constructed the same way but never added.
+TEST_CASE("comp_registry: added objects are found, others never") {
   lci::comp_handler app(count_call);
-  lci::comp_handler internal_handler(count_call, lci::comp_reach::internal);
-  lci::comp_sync internal_sync(1, lci::comp_reach::internal);
+  reg::add(&app);
+  lci::comp_handler internal_handler(count_call);
+  lci::comp_sync internal_sync(1);
   lci::comp_base* c = reg::acquire(handle_of(&app));
   CHECK(c == &app);
   if (c) reg::release(c);
@@ -54,6 +58,7 @@ TEST_CASE("comp_registry: the program's objects are found, internal ones never")
 
 TEST_CASE("comp_registry: a reference keeps a freed object alive until released") {
   auto* q = new lci::comp_queue(8);
+  reg::add(q);
   const uint64_t h = handle_of(q);
   lci::comp_base* held = reg::acquire(h);
   REQUIRE(held == q);
@@ -69,12 +74,14 @@ TEST_CASE("comp_registry: a reference keeps a freed object alive until released"
 
   // With no reference held, retire destroys at once.
   auto* s = new lci::comp_sync(1);
+  reg::add(s);
   const uint64_t hs = handle_of(s);
   reg::retire(s);
   CHECK(reg::acquire(hs) == nullptr);
 
   // comp_ref releases on scope exit, or hands the reference on.
   auto* hd = new lci::comp_handler(count_call);
+  reg::add(hd);
   {
     lci::comp_ref ref;
     ref.reset(reg::acquire(handle_of(hd)));
@@ -131,6 +138,7 @@ TEST_CASE("comp_registry: lookups racing with frees never touch freed memory") {
       c = new lci::comp_queue(4);
     else
       c = new lci::comp_handler(count_call);
+    reg::add(c);
     current.store(handle_of(c), std::memory_order_relaxed);
     for (int spin = 0; spin < 5; ++spin) std::this_thread::yield();
     current.store(0, std::memory_order_relaxed);
