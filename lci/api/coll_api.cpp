@@ -8,7 +8,8 @@
 //   while (coll) { LCIX_coll_progress(&coll); LCI_progress(LCI_UR_DEVICE); }
 //   LCI_queue_wait(cq, &req);  // {LCI_OK, -1, tag, LCI_MEDIUM, buf, ctx}
 //
-// The endpoint must match by rank and tag. The tag must carry no other
+// The endpoint must match by rank and tag (LCI_MATCH_RANKTAG); every build
+// checks it and refuses another endpoint with LCI_ERR_FATAL. The tag must carry no other
 // traffic on the endpoint until the collective completed on this process;
 // the next collective may then reuse it. Medium forms copy through packets;
 // long forms move the data by rendezvous (registered or LCI_SEGMENT_ALL
@@ -67,6 +68,7 @@
 #include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/core/test_hooks.hpp"
 
 using namespace lci;
 
@@ -95,11 +97,15 @@ void on_internal_completion(LCI_request_t r) {
 }
 
 // The completion object of every internal operation; lives as long as the
-// process (handlers are never freed).
+// process (handlers are never freed). Not in the registry: no message can
+// name it as its remote completion (a forged one would run
+// on_internal_completion with a context that is no slot).
 comp_handler g_internal_comp(on_internal_completion);
 LCI_comp_t internal_comp() { return static_cast<comp_base*>(&g_internal_comp); }
 
 }  // namespace
+
+LCI_comp_t lci::coll_internal_comp() { return internal_comp(); }
 
 // The state of one collective on this process. Only the owner thread reads
 // or writes it, except the slots' completion records (see coll_slot).
@@ -454,14 +460,29 @@ coll* make_coll(coll_kind kind, LCI_endpoint_t ep, int root, LCI_tag_t tag, LCI_
   return c;
 }
 
-// ---- debug-build argument checks -------------------------------------------
+// ---- argument checks ---------------------------------------------------------
 
+// Every build: the algorithm names each message's source rank, so on an
+// endpoint that matches by tag only, a receive meets whichever process's
+// message arrives first and the collective silently delivers wrong data.
+// One load and compare per collective, not per message.
+[[gnu::noinline, gnu::cold]] LCI_error_t fail_match_type(const char* call) {
+  return debug::fail(call, "argument ep matches by tag only (LCI_MATCH_TAG); collectives need an "
+                           "LCI_MATCH_RANKTAG endpoint");
+}
+
+LCI_error_t check_match_type(const char* call, LCI_endpoint_t ep) {
+  if (__builtin_expect(!ep, 0)) return debug::fail(call, "argument ep is NULL");
+  if (__builtin_expect(reinterpret_cast<endpoint*>(ep)->match_type != LCI_MATCH_RANKTAG, 0))
+    return fail_match_type(call);
+  return LCI_OK;
+}
+
+// Debug builds only.
 [[maybe_unused]] LCI_error_t check_start(const char* call, LCI_endpoint_t ep, LCI_tag_t tag,
                                          LCI_comp_t completion, LCIX_collective_t* coll) {
   LCI_error_t rc = debug::check_endpoint(call, ep);
   if (rc != LCI_OK) return rc;
-  if (reinterpret_cast<endpoint*>(ep)->match_type != LCI_MATCH_RANKTAG)
-    return debug::fail(call, "argument ep matches by tag only; collectives need LCI_MATCH_RANKTAG");
   rc = debug::check_tag(call, tag);
   if (rc == LCI_OK)
     rc = debug::check_port_comp(call, "completion", ep, LCI_PORT_MESSAGE, completion, false);
@@ -478,12 +499,14 @@ coll* make_coll(coll_kind kind, LCI_endpoint_t ep, int root, LCI_tag_t tag, LCI_
 LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t completion,
                          void* user_context, LCIX_collective_t* coll) {
   LCI_CHECK(check_start("LCIX_barrier", ep, tag, completion, coll));
+  if (LCI_error_t rc = check_match_type("LCIX_barrier", ep); rc != LCI_OK) return rc;
   return start(make_coll(coll_kind::barrier, ep, 0, tag, completion, user_context), coll);
 }
 
 LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_tag_t tag,
                         LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
   LCI_CHECK(check_start("LCIX_bcastm", ep, tag, completion, coll));
+  if (LCI_error_t rc = check_match_type("LCIX_bcastm", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastm", root, false));
   LCI_CHECK(debug::check_medium_length("LCIX_bcastm", "buffer", buffer));
   ::coll* c = make_coll(coll_kind::bcastm, ep, root, tag, completion, user_context);
@@ -494,6 +517,7 @@ LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_t
 LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_tag_t tag,
                         LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
   LCI_CHECK(check_start("LCIX_bcastl", ep, tag, completion, coll));
+  if (LCI_error_t rc = check_match_type("LCIX_bcastl", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastl", root, false));
   LCI_CHECK(debug::check_local_lbuffer("LCIX_bcastl", "buffer", buffer));
   ::coll* c = make_coll(coll_kind::bcastl, ep, root, tag, completion, user_context);
@@ -504,6 +528,7 @@ LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_t
 LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
                             LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
   LCI_CHECK(check_start("LCIX_allreducem", ep, tag, completion, coll));
+  if (LCI_error_t rc = check_match_type("LCIX_allreducem", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducem", op));
   LCI_CHECK(debug::check_medium_length("LCIX_allreducem", "buffer", buffer));
   ::coll* c = make_coll(coll_kind::allreducem, ep, 0, tag, completion, user_context);
@@ -527,6 +552,7 @@ LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op
 LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
                             LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
   LCI_CHECK(check_start("LCIX_allreducel", ep, tag, completion, coll));
+  if (LCI_error_t rc = check_match_type("LCIX_allreducel", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducel", op));
   LCI_CHECK(debug::check_local_lbuffer("LCIX_allreducel", "buffer", buffer));
   ::coll* c = make_coll(coll_kind::allreducel, ep, 0, tag, completion, user_context);

@@ -29,6 +29,7 @@ LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t
   LCI_CHECK(check_out("LCI_queue_createx", "cq", cq));
   LCI_CHECK(max_length ? LCI_OK : debug::fail("LCI_queue_createx", "argument max_length is 0"));
   auto* q = new comp_queue(max_length);
+  comp_registry::add(q);
   *cq = static_cast<comp_base*>(q);
   LCI_DEBUG_ONLY(debug::track(*cq, debug::handle_kind::queue));
   return LCI_OK;
@@ -43,7 +44,7 @@ LCI_error_t LCI_queue_free(LCI_comp_t* cq) {
   LCI_CHECK(check_out("LCI_queue_free", "cq", cq));
   LCI_CHECK(check_queue("LCI_queue_free", *cq));
   LCI_DEBUG_ONLY(debug::untrack(*cq));
-  delete to_queue(*cq);
+  comp_registry::retire(to_queue(*cq));
   *cq = nullptr;
   return LCI_OK;
 }
@@ -92,6 +93,7 @@ LCI_error_t LCI_sync_create(LCI_device_t device, int threshold, LCI_comp_t* comp
                            : debug::fail("LCI_sync_create", "argument threshold = %d is below 1",
                                          threshold));
   auto* s = new comp_sync(threshold);
+  comp_registry::add(s);
   *completion = static_cast<comp_base*>(s);
   LCI_DEBUG_ONLY(debug::track(*completion, debug::handle_kind::sync));
   return LCI_OK;
@@ -101,7 +103,7 @@ LCI_error_t LCI_sync_free(LCI_comp_t* completion) {
   LCI_CHECK(check_out("LCI_sync_free", "completion", completion));
   LCI_CHECK(check_sync("LCI_sync_free", *completion));
   LCI_DEBUG_ONLY(debug::untrack(*completion));
-  delete to_sync(*completion);
+  comp_registry::retire(to_sync(*completion));
   *completion = nullptr;
   return LCI_OK;
 }
@@ -129,6 +131,7 @@ LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler, LCI_c
   LCI_CHECK(check_out("LCI_handler_create", "completion", completion));
   LCI_CHECK(check_out("LCI_handler_create", "handler", reinterpret_cast<const void*>(handler)));
   auto* h = new comp_handler(handler);
+  comp_registry::add(h);
   // The API has no call that frees a handler: LCI_finalize does.
   remember_handler(h);
   *completion = static_cast<comp_base*>(h);

@@ -8,6 +8,7 @@
 // any of them, lives in comp/signal.hpp (it needs all three definitions).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "lci.h"
@@ -22,9 +23,16 @@ inline constexpr uint32_t comp_magic = 0x4c43494fu;
 struct comp_base {
   uint32_t magic = comp_magic;
   LCI_comp_type_t type;  // LCI_COMPLETION_QUEUE, _SYNC or _HANDLER
+  // In the registry (registry.hpp), so a peer's message may name it: set by
+  // comp_registry::add, which the C API's create calls make once the object
+  // is fully constructed. LCI's internal objects (the collectives' handler,
+  // the barrier's synchronizer) are never added.
+  bool listed = false;
+  // The owner's reference plus one per arrival that named the object and has
+  // not signalled it yet (comp_registry::acquire/release/retire).
+  std::atomic<uint32_t> refs{1};
 
-  // Registered while alive (registry.hpp), for handles that arrive in messages.
-  explicit comp_base(LCI_comp_type_t t) : type(t) { comp_registry::add(this); }
+  explicit comp_base(LCI_comp_type_t t) : type(t) {}
   comp_base(const comp_base&) = delete;
   comp_base& operator=(const comp_base&) = delete;
 
@@ -33,7 +41,7 @@ struct comp_base {
   // (the owner switches on `type`), never through a comp_base pointer.
   // The volatile store survives dead-store elimination at end of lifetime.
   ~comp_base() {
-    comp_registry::remove(this);
+    if (listed) comp_registry::remove(this);
     *static_cast<volatile uint32_t*>(&magic) = 0;
   }
 };

@@ -4,6 +4,10 @@
 #include <unordered_set>
 
 #include "lci/comp/comp.hpp"
+#include "lci/comp/handler.hpp"
+#include "lci/comp/queue.hpp"
+#include "lci/comp/sync.hpp"
+#include "lci/util/log.hpp"
 #include "lci/util/spin.hpp"
 
 namespace lci::comp_registry {
@@ -24,9 +28,28 @@ stripe& stripe_of(uint64_t handle) noexcept {
   return stripes[h >> 58];
 }
 
+// Through the object's own type (comp_base's destructor is not virtual).
+void destroy(comp_base* c) noexcept {
+  switch (c->type) {
+    case LCI_COMPLETION_QUEUE:
+      delete static_cast<comp_queue*>(c);
+      return;
+    case LCI_COMPLETION_SYNC:
+      delete static_cast<comp_sync*>(c);
+      return;
+    case LCI_COMPLETION_HANDLER:
+      delete static_cast<comp_handler*>(c);
+      return;
+    default:
+      LCI_WARN("completion object %p of unknown type %d not freed", static_cast<void*>(c),
+               static_cast<int>(c->type));
+  }
+}
+
 }  // namespace
 
-void add(const comp_base* c) {
+void add(comp_base* c) {
+  c->listed = true;
   const uint64_t h = reinterpret_cast<uint64_t>(c);
   stripe& s = stripe_of(h);
   s.lock.lock();
@@ -42,12 +65,28 @@ void remove(const comp_base* c) noexcept {
   s.lock.unlock();
 }
 
-comp_base* find(uint64_t handle) noexcept {
+comp_base* acquire(uint64_t handle) noexcept {
   stripe& s = stripe_of(handle);
   s.lock.lock();
-  const bool found = s.live.count(handle) != 0;
+  comp_base* c = nullptr;
+  if (s.live.count(handle) != 0) {
+    c = reinterpret_cast<comp_base*>(handle);
+    // Relaxed: the object cannot go before this count is seen, as retire()
+    // takes the stripe lock before its own decrement.
+    c->refs.fetch_add(1, std::memory_order_relaxed);
+  }
   s.lock.unlock();
-  return found ? reinterpret_cast<comp_base*>(handle) : nullptr;
+  return c;
+}
+
+void release(comp_base* c) noexcept {
+  // acq_rel: every use under the reference happens before the destruction.
+  if (c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(c);
+}
+
+void retire(comp_base* c) noexcept {
+  remove(c);
+  release(c);
 }
 
 }  // namespace lci::comp_registry

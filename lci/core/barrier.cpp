@@ -19,7 +19,7 @@ void runtime_barrier_with(device& also) {
   if (n == 1) return;
   endpoint* ep = rt.barrier_ep;
   device& d = *ep->dev;
-  comp_sync sync(1);
+  comp_sync sync(1);  // not in the registry: no message can name it
   const uint32_t seq = rt.barrier_seq++;
   LCI_short_t token;
   memset(&token, 0, sizeof(token));

@@ -12,15 +12,17 @@
 
 namespace lci {
 
-bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out) {
+bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out, comp_ref* ref) {
   *out = nullptr;
   if (ep->msg_comp_type == LCI_COMPLETION_NONE) return true;
   if (!handle) {
     *out = ep->default_comp;
     return true;
   }
-  comp_base* c = comp_registry::find(handle);
-  if (!c || c->type != ep->msg_comp_type) return false;
+  comp_base* c = comp_registry::acquire(handle);
+  if (!c) return false;
+  ref->reset(c);
+  if (c->type != ep->msg_comp_type) return false;
   *out = c;
   return true;
 }
@@ -65,7 +67,8 @@ arrival on_eager_put(device& d, endpoint* ep, packet* p) {
     memcpy(&tr, p->payload() + length, trailer_size);
   }
   LCI_comp_t comp;
-  if (!target_comp(ep, tr.comp, &comp)) {
+  comp_ref held;  // until comp was signalled
+  if (!target_comp(ep, tr.comp, &comp, &held)) {
     drop_message(d, p, "one-sided message", "remote completion handle", p->in.src_rank);
     return arrival::kept;
   }

@@ -139,8 +139,10 @@ inline post_status send_eager(endpoint* ep, msg_kind kind, void* address, size_t
 // default for handle 0, else the live object of the message port's kind
 // that the handle (a remote_completion sent by the origin) names; nullptr
 // for a NONE message port. False when the handle names no such object (the
-// message is dropped). Used by every one-sided arrival.
-bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out);
+// message is dropped). Used by every one-sided arrival. A named object comes
+// with a reference in *ref (registry.hpp): hold it until the object was
+// signalled.
+bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out, comp_ref* ref);
 
 // Eager one-sided put to the target's completion object: puts (is_short),
 // putma/putmna (no local completion), putmac (`local_completion`, tracked

@@ -47,6 +47,9 @@ void finish(device& d, rdv_op* op, bool target) {
   if (target) op->ep->done.add(op->rank);
   if (op->counted_local) op->ep->end_local();
   LCI_comp_t comp = op->comp;
+  comp_ref held;
+  held.reset(op->held_comp);  // the op goes first; the object lives until signalled
+  op->held_comp = nullptr;
   delete_rdv(d, op);
   if (comp) comp_signal(comp, r);
 }
@@ -481,7 +484,10 @@ arrival on_rts_alloc(device& d, endpoint* ep, packet* p) {
   op->ep = ep;
   op->rank = p->in.src_rank;
   op->tag = p->in.tag;
-  if (!target_comp(ep, h.comp, &op->comp)) {
+  comp_ref held;
+  const bool comp_ok = target_comp(ep, h.comp, &op->comp, &held);
+  op->held_comp = held.take();  // released with the op
+  if (!comp_ok) {
     delete_rdv(d, op);
     drop_message(d, p, "put request", "remote completion handle", p->in.src_rank);
     return arrival::kept;

@@ -28,6 +28,7 @@
 #include <new>
 
 #include "lci.h"
+#include "lci/comp/registry.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
 #include "lci/core/memory.hpp"
@@ -59,6 +60,7 @@ struct rdv_op {
   rdv_op(const rdv_op&) = delete;
   rdv_op& operator=(const rdv_op&) = delete;
   ~rdv_op() {
+    if (held_comp) comp_registry::release(held_comp);
     if (bufs != &one) delete[] bufs;
     if (notify != notify_inline) free(notify);
   }
@@ -69,6 +71,7 @@ struct rdv_op {
   int rank = 0;                     // the peer
   LCI_tag_t tag = 0;
   LCI_comp_t comp = nullptr;        // nullptr: signal nothing
+  comp_base* held_comp = nullptr;   // a peer named comp: its reference (registry.hpp)
   void* user_context = nullptr;
   uint32_t id = 0;
   uint64_t peer_id = 0;

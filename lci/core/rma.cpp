@@ -150,7 +150,8 @@ arrival on_notify(device& d, endpoint* ep, packet* p) {
   // putv writes and a getv reads.
   const char* bad = nullptr;
   LCI_comp_t comp;
-  if (!target_comp(ep, n.comp, &comp)) {
+  comp_ref held;  // until comp was signalled
+  if (!target_comp(ep, n.comp, &comp, &held)) {
     bad = "remote completion handle";
   } else if (n.type == LCI_IOVEC) {
     const auto* b = reinterpret_cast<const notify_buffer*>(p->payload() + sizeof(n));

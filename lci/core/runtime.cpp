@@ -35,7 +35,7 @@ void free_handlers() {
   if (!g_handlers) return;
   for (comp_handler* h : *g_handlers) {
     debug::untrack(h);
-    delete h;
+    comp_registry::retire(h);
   }
   delete g_handlers;
   g_handlers = nullptr;
@@ -158,7 +158,9 @@ void runtime_initialize() {
 
   device* d = device_create();
   LCI_UR_DEVICE = reinterpret_cast<LCI_device_t>(d);
-  LCI_UR_CQ = static_cast<comp_base*>(new comp_queue(static_cast<size_t>(LCI_MAX_QUEUE_LENGTH)));
+  auto* ur_cq = new comp_queue(static_cast<size_t>(LCI_MAX_QUEUE_LENGTH));
+  comp_registry::add(ur_cq);
+  LCI_UR_CQ = static_cast<comp_base*>(ur_cq);
   plist barrier_plist;
   barrier_plist.msg_comp_type = LCI_COMPLETION_SYNC;
   barrier_plist.cmd_comp_type = LCI_COMPLETION_NONE;
@@ -178,7 +180,7 @@ void runtime_finalize() {
   LCI_UR_ENDPOINT = nullptr;
   endpoint_destroy(rt.barrier_ep);
   rt.barrier_ep = nullptr;
-  delete static_cast<comp_queue*>(static_cast<comp_base*>(LCI_UR_CQ));
+  comp_registry::retire(static_cast<comp_base*>(LCI_UR_CQ));
   LCI_UR_CQ = nullptr;
   // Devices the program did not free go too, LCI_UR_DEVICE last.
   while (!rt.devices.empty()) device_destroy(rt.devices.back());

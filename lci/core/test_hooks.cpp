@@ -73,6 +73,12 @@ LCI_API LCI_error_t LCIT_limit_message_size(size_t n) {
   return LCI_OK;
 }
 
+LCI_API LCI_error_t LCIT_coll_internal_comp(uint64_t* handle) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  *handle = reinterpret_cast<uint64_t>(lci::coll_internal_comp());
+  return LCI_OK;
+}
+
 LCI_API uint64_t LCIT_dropped_messages(void) {
   return lci::g_dropped_messages.load(std::memory_order_relaxed);
 }

@@ -19,6 +19,9 @@
 //   LCIT_limit_message_size(n): devices created after the call take the
 //       backend's largest message as at most n bytes, and an RDMA piece
 //       longer than n is fatal (as the provider would refuse it).
+//   LCIT_coll_internal_comp(&handle): the address of the collectives'
+//       internal completion object, as a peer would have to guess it to
+//       name it as a remote completion (it must not be able to).
 // All of these return LCI_ERR_FEATURE_NA when the hooks are off.
 //   LCIT_dropped_messages(): arriving messages this process dropped as
 //       malformed (validate.hpp), hooks on or off.
@@ -46,7 +49,13 @@ extern "C" typedef struct {
   uint64_t op;
 } LCIT_native_cell;
 
+#include "lci.h"
+
 namespace lci {
+
+// The collectives' internal completion object (lci/api/coll_api.cpp), for
+// LCIT_coll_internal_comp.
+LCI_comp_t coll_internal_comp();
 
 // Set by LCIT_fail_next_rdma; start_rdma and the RTR handler take it (one
 // relaxed load per RDMA operation, none on the short and medium paths).

@@ -360,7 +360,10 @@ LCI_API LCI_error_t LCIX_fiber_pool_join(LCIX_fiber_pool_t pool);
 LCI_API LCI_error_t LCIX_fiber_pool_free(LCIX_fiber_pool_t* pool);
 
 /* Collectives (LCI 1.7.9's LCIX collectives). Non-blocking, over all
- * processes, on the two-sided messages of a rank+tag matching endpoint. Every
+ * processes, on the two-sided messages of a rank+tag matching endpoint
+ * (LCI_MATCH_RANKTAG: on an LCI_MATCH_TAG endpoint messages of different
+ * processes would meet the wrong receives, so every start call returns
+ * LCI_ERR_FATAL and prints why, in release builds too). Every
  * process passes the same tag (and root), unused by other traffic on `ep`
  * until the collective completed there, and buffers of equal length (medium
  * forms: at most LCI_MEDIUM_SIZE). A tag may be reused by the next collective

@@ -16,6 +16,7 @@ LCI_error_t LCIT_fail_next_rdma(void);
 LCI_error_t LCIT_refuse_next_recv_posts(int n);
 LCI_error_t LCIT_fail_next_registrations(int n);
 LCI_error_t LCIT_limit_message_size(size_t n);
+LCI_error_t LCIT_coll_internal_comp(uint64_t* handle);
 uint64_t LCIT_dropped_messages(void);
 
 /* A cell of the native transport's rings, field by field (see
