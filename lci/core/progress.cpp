@@ -268,9 +268,12 @@ bool device::progress() {
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
   progress_lock.unlock();
   for (int i = 0; i < n; ++i) {
-    const net::completion& c = cs[i];
+    net::completion& c = cs[i];
     switch (c.kind) {
       case net::completion_kind::recv:
+        // Authenticated transports: checked (fatal for a member's forged
+        // message) and the trailer stripped before anything reads it.
+        if (c.sealed) net->open_sealed(c, static_cast<packet*>(c.ctx)->payload());
         on_arrival(*this, static_cast<packet*>(c.ctx), c);
         break;
       case net::completion_kind::send_done:
