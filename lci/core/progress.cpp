@@ -297,7 +297,13 @@ bool device::progress() {
         post_recv_packet(static_cast<packet*>(c.ctx));
         break;
       case net::completion_kind::failed:
-        if (owns_packet(c.ctx)) fatal("a message send failed (error %d)", c.error);
+        // The provider gave up on the connection (closed under it, or
+        // replaced by another claiming the peer's address).
+        if (owns_packet(c.ctx))
+          fatal("a message send to rank %d failed (error %d): the connection to rank %d was "
+                "taken over, lost or corrupted",
+                static_cast<packet*>(c.ctx)->out.rank, c.error,
+                static_cast<packet*>(c.ctx)->out.rank);
         on_rdma_failed(*this, static_cast<rdv_op*>(c.ctx), c.error);
         break;
     }
