@@ -177,6 +177,19 @@ void describe_ofi(report& r, const char* bootstrap_name) {
              ? (plan.job_token ? "provider (FI_SOURCE) + 32-bit job token"
                                : "provider (FI_SOURCE); no job token (4-byte immediate data)")
              : "claimed by the sender (no FI_SOURCE): not authenticated");
+  // Message authentication (lci/backend/ofi/auth.hpp): every provider but
+  // the local-only shm, where the kernel names the peer; on the others the
+  // provider believes what a connecting process claims (tcp, verbs;ofi_rxm).
+  {
+    const std::string prov = i.fabric_attr->prov_name ? i.fabric_attr->prov_name : "";
+    const std::string core = prov.substr(0, prov.find(';'));
+    const bool auth = core != "shm" && core != "sm2";
+    r.text("ofi.message_auth",
+           auth ? "SipHash-2-4 tag + sequence number per message, per-job key from the "
+                  "bootstrap; RTR keys masked; sent/received counts checked at teardown; "
+                  "not encrypted"
+                : "none (local-only provider: the kernel names the peer)");
+  }
   r.text("ofi.registration_keys", (i.domain_attr->mr_mode & FI_MR_PROV_KEY) || i.domain_attr->mr_mode == FI_MR_BASIC
                                       ? "provider's"
                                       : "random " + std::to_string(8 * std::min<size_t>(i.domain_attr->mr_key_size, 8)) + "-bit");

@@ -46,6 +46,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,7 +126,30 @@ class network_device final {
     return LCI_NET_FORWARD(poll(out, max));
   }
 
+  // Message authentication: only the libfabric backend has it (on every
+  // provider but shm; see ofi.hpp). Verbs identifies a peer by its queue
+  // pair, connected out of band through the bootstrap.
+  size_t message_overhead() const { return is_ofi() ? ofi_->message_overhead() : 0; }
+  bool authenticates_messages() const { return is_ofi() && ofi_->authenticates_messages(); }
+  uint64_t seal_key(int peer, uint64_t key, uint64_t a, uint64_t b, uint64_t c) const {
+    return is_ofi() ? ofi_->seal_key(peer, key, a, b, c) : key;
+  }
+  uint64_t open_key(int peer, uint64_t sealed, uint64_t a, uint64_t b, uint64_t c) const {
+    return is_ofi() ? ofi_->open_key(peer, sealed, a, b, c) : sealed;
+  }
+  void open_sealed(completion& c, const void* buf) { ofi_->open_sealed(c, buf); }
+  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
+    if (is_ofi()) ofi_->check_delivery(boot, progress);
+  }
+
  private:
+  bool is_ofi() const {
+#ifdef LCI_HAVE_IBV
+    return kind_ == backend_kind::ofi;
+#else
+    return true;
+#endif
+  }
   const backend_kind kind_;
   std::optional<ofi::ofi_device> ofi_;
 #ifdef LCI_HAVE_IBV
@@ -225,6 +249,26 @@ class backend_device final {
   }
   bool uses_virtual_addresses() const { return net_ ? net_->uses_virtual_addresses() : true; }
   bool registrations_pin() const { return net_ ? net_->registrations_pin() : false; }
+
+  // Bytes the network backend appends to a message (authentication): every
+  // buffer given to post_send and post_recv has this much room past `len`.
+  size_t message_overhead() const { return net_ ? net_->message_overhead() : 0; }
+  bool authenticates_messages() const { return net_ && net_->authenticates_messages(); }
+  // A registration key inside a message to / from `peer` (masked for the
+  // network where messages are authenticated; a, b, c name the transfer).
+  uint64_t seal_key(int peer, uint64_t key, uint64_t a, uint64_t b, uint64_t c) const {
+    return net_ && !is_native(peer) ? net_->seal_key(peer, key, a, b, c) : key;
+  }
+  uint64_t open_key(int peer, uint64_t sealed, uint64_t a, uint64_t b, uint64_t c) const {
+    return net_ && !is_native(peer) ? net_->open_key(peer, sealed, a, b, c) : sealed;
+  }
+  // A recv completion with c.sealed (only the network sets it): checks and
+  // strips the message's trailer; fatal for a member's forged message.
+  void open_sealed(completion& c, const void* buf) { net_->open_sealed(c, buf); }
+  // Collective at teardown: every message a peer sent arrived (or fatal).
+  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
+    if (net_) net_->check_delivery(boot, progress);
+  }
 
   [[gnu::always_inline]] int poll(completion* out, int max) {
     int n = 0;

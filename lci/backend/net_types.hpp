@@ -105,6 +105,7 @@ struct completion {
   size_t length;  // recv: bytes received
   void* ctx;      // the ctx given when the operation was posted
   int error;      // failed: the provider's error number
+  bool sealed;    // recv: carries an authentication trailer (ofi_device::open_sealed)
 };
 
 // A memory registration as the protocol layer sees it; handle == nullptr

@@ -66,6 +66,12 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   backend.shm_max_payload = recv_size;
   net = std::make_unique<net::backend_device>(boot, group_index, backend);
   max_inject = net->max_inject();
+  // The network backend may append a trailer (message authentication) to
+  // what it sends and receives: it goes in the packet's slack.
+  if (recv_size + net->message_overhead() > packet_size - packet_header_size)
+    fatal("device %d: a packet of %zu bytes has no room for a %zu-byte message and the "
+          "backend's %zu-byte trailer", group_index, packet_size, recv_size,
+          net->message_overhead());
   const size_t npackets = static_cast<size_t>(cfg.server_num_pkts);
   slab_bytes = packet_size * npackets;
   slab = map_slab(slab_bytes, "packets");

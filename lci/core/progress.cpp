@@ -268,9 +268,12 @@ bool device::progress() {
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
   progress_lock.unlock();
   for (int i = 0; i < n; ++i) {
-    const net::completion& c = cs[i];
+    net::completion& c = cs[i];
     switch (c.kind) {
       case net::completion_kind::recv:
+        // Authenticated transports: checked (fatal for a member's forged
+        // message) and the trailer stripped before anything reads it.
+        if (c.sealed) net->open_sealed(c, static_cast<packet*>(c.ctx)->payload());
         on_arrival(*this, static_cast<packet*>(c.ctx), c);
         break;
       case net::completion_kind::send_done:
@@ -297,7 +300,13 @@ bool device::progress() {
         report_dropped("shared-memory cell", static_cast<const char*>(c.ctx), c.src_rank);
         break;
       case net::completion_kind::failed:
-        if (owns_packet(c.ctx)) fatal("a message send failed (error %d)", c.error);
+        // The provider gave up on the connection (closed under it, or
+        // replaced by another claiming the peer's address).
+        if (owns_packet(c.ctx))
+          fatal("a message send to rank %d failed (error %d): the connection to rank %d was "
+                "taken over, lost or corrupted",
+                static_cast<packet*>(c.ctx)->out.rank, c.error,
+                static_cast<packet*>(c.ctx)->out.rank);
         on_rdma_failed(*this, static_cast<rdv_op*>(c.ctx), c.error);
         break;
     }

@@ -94,7 +94,9 @@ void send_rtr(device& d, rdv_op* op) {
   for (size_t i = 0; i < n; ++i) {
     const rdv_buffer& b = op->bufs[i];
     rtr->buffers[i].address = rdma_address(d, op->rank, b.reg.base, b.local);
-    rtr->buffers[i].rkey = b.reg.rkey;
+    // Masked for the network where messages are authenticated: an RTR
+    // read off a taken-over connection shows no usable key.
+    rtr->buffers[i].rkey = d.net->seal_key(op->rank, b.reg.rkey, rtr->send_id, rtr->recv_id, i);
     rtr->buffers[i].length = b.length;
   }
   send_control(d, op->rank, make_control_imm(control_kind::rtr), bytes, length);
@@ -556,12 +558,16 @@ arrival on_rtr(device& d, packet* p) {
   for (uint32_t i = 0; i < op->count; ++i) {
     rdv_buffer& b = op->bufs[i];
     b.remote = rtr->buffers[i];
+    b.remote.rkey = d.net->open_key(rank, b.remote.rkey, rtr->send_id, rtr->recv_id, i);
     // A receive may take fewer bytes than were sent (recvl into a smaller buffer).
     b.length = std::min<size_t>(b.length, b.remote.length);
   }
   // One write with immediate data carries the FIN; a receive that takes
   // 0 bytes gets no write at all, so it is finished with a FIN message.
+  // A write with immediate data carries no authentication trailer: where
+  // the network authenticates messages, its target learns of it from a FIN.
   op->write_imm = op->type == LCI_LONG && d.rdv_write_imm &&
+                  (d.net->is_native(rank) || !d.net->authenticates_messages()) &&
                   op->bufs[0].length > 0 && op->bufs[0].length <= d.piece_for(rank);
   start_rdma(d, op);
   return arrival::repost;

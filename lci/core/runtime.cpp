@@ -84,6 +84,9 @@ void device_destroy(device* d) {
 #endif
   // Nobody may still send to this device when it closes.
   rt.boot->barrier();
+  // Where messages are authenticated: every one a peer sent has arrived
+  // (a connection taken over loses them silently otherwise).
+  d->net->check_delivery(*rt.boot, [d] { d->progress(); });
   {
     std::lock_guard<std::mutex> guard(rt.devices_mutex);
     remove_pool_owner(d);

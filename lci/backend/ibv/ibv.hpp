@@ -166,6 +166,7 @@ class ibv_device final {
           repost_slot(slot);  // the buffer was not touched: post it again
         } else {
           c.kind = completion_kind::recv;
+          c.sealed = false;
           c.ctx = slots_[slot].ctx;
           free_slot(slot);
         }

@@ -3,7 +3,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +45,18 @@ bool registrations_pin_of(const std::string& provider) {
   return true;
 }
 
+// Providers whose peers are named by the kernel for what they are, not by
+// what a connecting process claims: shm (and sm2) map a peer's region by the
+// name that rank published through the bootstrap, on this host only. Every
+// other provider authenticates messages (auth.hpp).
+bool authenticates_messages_of(const std::string& provider) {
+  const std::string core = provider.substr(0, provider.find(';'));
+  return core != "shm" && core != "sm2";
+}
+
+// The most a sealed inject stages on the stack (payload and trailer).
+constexpr size_t sealed_inject_limit = 256;
+
 }  // namespace
 
 ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::settings& s) {
@@ -79,6 +93,14 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   if (mr_mode == FI_MR_BASIC) mr_virt_addr_ = mr_prov_key_ = true;
   registrations_pin_ = registrations_pin_of(provider_);
   max_inject_ = info_->tx_attr->inject_size;
+  group_index_ = group_index;
+  const bool authenticate = authenticates_messages_of(provider_);
+  if (authenticate) {
+    // An injected message is staged with its trailer (inject_sealed).
+    max_inject_ = std::min(max_inject_, sealed_inject_limit);
+    max_inject_ = max_inject_ > message_auth::trailer_bytes
+                      ? max_inject_ - message_auth::trailer_bytes : 0;
+  }
   rx_size_ = info_->rx_attr->size;
   max_msg_size_ = info_->ep_attr->max_msg_size;
 
@@ -115,7 +137,12 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
   std::string key = "ofi" + std::to_string(group_index);
   const std::string token_key = "ofitoken" + std::to_string(group_index);
+  const std::string auth_key = "ofiauth" + std::to_string(group_index);
   boot.put(key, to_hex(name, namelen));
+  if (authenticate && boot.rank() == 0) {
+    const uint64_t k[2] = {random_bits(), random_bits()};
+    boot.put(auth_key, to_hex(k, sizeof(k)));
+  }
   if (plan.job_token && boot.rank() == 0) {
     uint32_t token = 0;
     while (token == 0) token = static_cast<uint32_t>(random_bits());
@@ -134,6 +161,13 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
             static_cast<unsigned long long>(addrs_[static_cast<size_t>(r)]));
   }
   nranks_ = static_cast<fi_addr_t>(boot.size());
+  if (authenticate) {
+    std::vector<unsigned char> k = from_hex(boot.get(0, auth_key));
+    uint64_t words[2];
+    if (k.size() != sizeof(words)) fatal("libfabric: malformed message key from rank 0");
+    memcpy(words, k.data(), sizeof(words));
+    auth_ = std::make_unique<message_auth>(words[0], words[1], boot.rank(), boot.size());
+  }
   if (plan.job_token) {
     std::vector<unsigned char> t = from_hex(boot.get(0, token_key));
     uint32_t token = 0;
@@ -149,6 +183,9 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
               ? (plan.job_token ? "the provider (FI_SOURCE) and the job token"
                                 : "the provider (FI_SOURCE), without a job token (4-byte data)")
               : "the rank the sender claims (the provider has no FI_SOURCE)");
+  LCI_LOG(info, "libfabric device %d: messages %s", group_index,
+          auth_ ? "authenticated (SipHash-2-4 tag and sequence number under a per-job key)"
+                : "not authenticated (a local-only provider)");
   LCI_LOG(info, "libfabric device %d on provider %s (inject %zu, rx queue %zu, max message %zu)",
           group_index, provider_.c_str(), max_inject_, rx_size_, max_msg_size_);
 }
@@ -225,6 +262,96 @@ void ofi_device::deregister_memory(net::mr& m) {
 status ofi_device::on_post_error(const char* call, ssize_t rc) {
   if (rc == -FI_EAGAIN) return status::retry;
   fatal("libfabric: %s failed: %s (%zd)", call, fi_strerror(static_cast<int>(-rc)), rc);
+}
+
+status ofi_device::inject_sealed(int rank, const void* buf, size_t len, uint32_t imm) {
+  message_auth::sender s(*auth_, rank);
+  if (!s.locked()) return status::retry;
+  char staged[sealed_inject_limit];
+  if (len) memcpy(staged, buf, len);
+  auth_->seal(rank, imm, staged, len, s.seq());
+  net::annotate_post(this);
+  ssize_t rc = fi_injectdata(ep_, staged, len + message_auth::trailer_bytes, make_data(imm),
+                             addrs_[rank]);
+  if (rc == 0) {
+    s.commit();
+    return status::ok;
+  }
+  return on_post_error("fi_injectdata", rc);
+}
+
+status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void* desc,
+                                    uint32_t imm, void* ctx) {
+  message_auth::sender s(*auth_, rank);
+  if (!s.locked()) return status::retry;
+  // The trailer goes in the buffer's room past the message (a packet's
+  // slack); those bytes are put back if the post is refused.
+  char* at = static_cast<char*>(const_cast<void*>(buf)) + len;
+  char saved[message_auth::trailer_bytes];
+  memcpy(saved, at, sizeof(saved));
+  auth_->seal(rank, imm, const_cast<void*>(buf), len, s.seq());
+  net::annotate_post(this);
+  ssize_t rc = fi_senddata(ep_, buf, len + message_auth::trailer_bytes, desc, make_data(imm),
+                           addrs_[rank], ctx);
+  if (rc == 0) {
+    s.commit();
+    return status::ok;
+  }
+  memcpy(at, saved, sizeof(saved));
+  return on_post_error("fi_senddata", rc);
+}
+
+void ofi_device::open_sealed(completion& c, const void* buf) {
+  // Not from a member (unknown address, bad token): the core drops it.
+  if (c.src_rank < 0 || static_cast<fi_addr_t>(c.src_rank) >= nranks_) return;
+  const char* why = auth_->open(c.src_rank, c.imm, buf, c.length);
+  if (__builtin_expect(why == nullptr, 1)) {
+    c.length -= message_auth::trailer_bytes;
+    return;
+  }
+  if (!source_from_provider_) {
+    // The rank is only the sender's claim: nothing ties it to rank N.
+    c.src_rank = net::bad_token;
+    return;
+  }
+  fatal("libfabric: a message on the connection from rank %d failed authentication (%s): the "
+        "connection to rank %d was taken over or corrupted (provider %s)",
+        c.src_rank, why, c.src_rank, provider_.c_str());
+}
+
+void ofi_device::check_delivery(bootstrap::bootstrap& boot,
+                                const std::function<void()>& progress) {
+  if (!auth_) return;
+  const int n = boot.size(), self = boot.rank();
+  const std::string key =
+      "ofisent" + std::to_string(group_index_) + "." + std::to_string(check_rounds_++);
+  std::vector<uint64_t> sent(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) sent[static_cast<size_t>(r)] = auth_->sent_to(r);
+  boot.put(key, to_hex(sent.data(), sent.size() * sizeof(uint64_t)));
+  boot.fence();
+  std::vector<uint64_t> expected(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    std::vector<unsigned char> v = from_hex(boot.get(r, key));
+    if (v.size() != static_cast<size_t>(n) * sizeof(uint64_t))
+      fatal("libfabric: malformed message count from rank %d", r);
+    memcpy(&expected[static_cast<size_t>(r)], v.data() + static_cast<size_t>(self) * sizeof(uint64_t),
+           sizeof(uint64_t));
+  }
+  // Messages a peer sent before it stopped may still be in the provider:
+  // progress (bounded) until they are in.
+  auto short_of = [&]() {
+    for (int r = 0; r < n; ++r)
+      if (auth_->received_from(r) != expected[static_cast<size_t>(r)]) return r;
+    return -1;
+  };
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int r;
+  while ((r = short_of()) >= 0 && std::chrono::steady_clock::now() < end) progress();
+  if (r < 0) return;
+  fatal("libfabric: rank %d sent %llu authenticated messages to this rank on device %d, %llu "
+        "arrived: the connection to rank %d was taken over or lost messages (provider %s)",
+        r, static_cast<unsigned long long>(expected[static_cast<size_t>(r)]), group_index_,
+        static_cast<unsigned long long>(auth_->received_from(r)), r, provider_.c_str());
 }
 
 int ofi_device::read_error(completion* out, ssize_t rc) {

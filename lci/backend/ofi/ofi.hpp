@@ -16,6 +16,23 @@
 // the high 32 bits carry the rank the sender claims (lci_info says so).
 // LCI_OFI_CQ_DATA_SIZE=4 runs a provider as if it offered only 4 bytes.
 //
+// None of that proves who sent a message on a connection-based provider
+// (tcp;ofi_rxm, verbs;ofi_rxm: the provider believes the listening port a
+// connecting process claims, and a process outside the job can take a
+// member's connection over and read the token). So on every provider but
+// the local-only shm (where the kernel, not a claim, names the peer),
+// messages are authenticated (auth.hpp): each one carries a trailer with a
+// sequence number and a SipHash tag under a per-job key that only the
+// bootstrap carries; the receiver checks it before the core sees the
+// message (open_sealed), a member's connection whose message fails the
+// check ends the job naming that rank, and at teardown every rank compares
+// what each peer says it sent with what arrived (check_delivery). The
+// provider's own RDMA requests still carry registration keys in clear (see
+// the README's security model); keys inside LCI's messages are masked
+// (seal_key). RDMA writes with immediate data carry no trailer, so with
+// authentication the core uses write + FIN instead and a remote-write
+// completion is treated as forged.
+//
 // Registrations: keys are the provider's, or random 64-bit values where the
 // application chooses them; only memory registered for remote access
 // (net::mr_access::remote) is reachable by peers' RDMA, never the packet slab.
@@ -31,10 +48,13 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "lci/backend/net_types.hpp"
+#include "lci/backend/ofi/auth.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
 
 namespace lci::ofi {
@@ -54,6 +74,10 @@ class ofi_device final {
 
   const char* provider_name() const { return provider_.c_str(); }
   size_t max_inject() const { return max_inject_; }
+  // Bytes the backend appends to a message: post_send and post_recv
+  // buffers need this much room past `len` (the packet slack has it).
+  size_t message_overhead() const { return auth_ ? message_auth::trailer_bytes : 0; }
+  bool authenticates_messages() const { return auth_ != nullptr; }
   size_t rx_queue_size() const { return rx_size_; }
   // The provider's ep_attr->max_msg_size: the most one send or RDMA moves.
   size_t max_message_size() const { return max_msg_size_; }
@@ -74,6 +98,7 @@ class ofi_device final {
   bool job_token() const { return token_bits_ != 0; }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+    if (auth_) return inject_sealed(rank, buf, len, imm);
     net::annotate_post(this);
     ssize_t rc = fi_injectdata(ep_, buf, len, make_data(imm), addrs_[rank]);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
@@ -81,6 +106,7 @@ class ofi_device final {
   }
 
   status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
+    if (auth_) return post_send_sealed(rank, buf, len, desc, imm, ctx);
     net::annotate_post(this);
     ssize_t rc = fi_senddata(ep_, buf, len, desc, make_data(imm), addrs_[rank], ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
@@ -89,7 +115,7 @@ class ofi_device final {
 
   status post_recv(void* buf, size_t len, void* desc, void* ctx) {
     net::annotate_post(this);
-    ssize_t rc = fi_recv(ep_, buf, len, desc, FI_ADDR_UNSPEC, ctx);
+    ssize_t rc = fi_recv(ep_, buf, len + message_overhead(), desc, FI_ADDR_UNSPEC, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
     return on_post_error("fi_recv", rc);
   }
@@ -151,6 +177,30 @@ class ofi_device final {
   // (see registrations_pin_of() in ofi.cpp).
   bool registrations_pin() const { return registrations_pin_; }
 
+  // A registration key sent to / received from `peer` inside a message,
+  // masked under the job key (identity without authentication); a, b, c
+  // name the transfer, so that no two masks repeat.
+  uint64_t seal_key(int peer, uint64_t key, uint64_t a, uint64_t b, uint64_t c) const {
+    return auth_ ? key ^ auth_->mask(auth_->self(), peer, a, b, c) : key;
+  }
+  uint64_t open_key(int peer, uint64_t sealed, uint64_t a, uint64_t b, uint64_t c) const {
+    return auth_ ? sealed ^ auth_->mask(peer, auth_->self(), a, b, c) : sealed;
+  }
+
+  // A received message with `sealed` set (buf: its receive buffer): checks
+  // its trailer and strips it (c.length). From a member's connection (the
+  // provider named the rank) a message that fails is fatal, naming the
+  // rank; where the rank is only claimed, the message is marked as from an
+  // unknown source (the core drops and counts it).
+  void open_sealed(completion& c, const void* buf);
+
+  // Collective, at teardown, after every rank stopped sending on this
+  // device: each rank publishes how many messages it sent to each peer
+  // (bootstrap), then calls `progress` (bounded) until as many arrived from
+  // each. A shortfall is fatal and names the peer. No-op without
+  // authentication.
+  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress);
+
   // Inlined into the progress loop: it runs for every (often empty) poll.
   [[gnu::always_inline]] int poll(completion* out, int max) {
     constexpr int batch = 16;
@@ -173,9 +223,13 @@ class ofi_device final {
       if (e.flags & (FI_RECV | FI_REMOTE_WRITE)) {
         c.kind = (e.flags & FI_RECV) ? completion_kind::recv : completion_kind::remote_write;
         c.imm = static_cast<uint32_t>(e.data);
+        c.sealed = auth_ != nullptr;
         c.src_rank = !source_from_provider_ ? static_cast<int>(e.data >> 32)
                      : (e.flags & FI_RECV) ? provider_source(e.data, sources[i])
                      : token_matches(e.data) ? net::any_member : net::bad_token;
+        // No job member writes with immediate data when messages are
+        // authenticated (the core uses write + FIN).
+        if (auth_ && !(e.flags & FI_RECV)) c.src_rank = net::bad_token;
         c.length = e.len;
       } else if (e.flags & (FI_WRITE | FI_READ)) {
         c.kind = completion_kind::rma_done;
@@ -195,6 +249,9 @@ class ofi_device final {
     return source < nranks_ ? static_cast<int>(source) : net::unknown_source;
   }
   status on_post_error(const char* call, ssize_t rc);
+  status inject_sealed(int rank, const void* buf, size_t len, uint32_t imm);
+  status post_send_sealed(int rank, const void* buf, size_t len, void* desc, uint32_t imm,
+                          void* ctx);
   // Turns a failed operation into a `failed` completion (or aborts if the
   // queue itself broke). Returns the number of completions written (0 or 1).
   int read_error(completion* out, ssize_t rc);
@@ -219,6 +276,10 @@ class ofi_device final {
   bool mr_local_ = false, mr_endpoint_ = false, mr_prov_key_ = false, mr_virt_addr_ = false;
   bool registrations_pin_ = true;
   std::string provider_;
+  // Message authentication (auth.hpp); null where it is off (shm).
+  std::unique_ptr<message_auth> auth_;
+  int group_index_ = 0;
+  int check_rounds_ = 0;  // check_delivery calls so far (names its bootstrap keys)
   // On the shm provider: the region's /dev/shm file, named by this device
   // (shm_name.hpp); empty on other providers.
   std::string shm_file_;

@@ -433,6 +433,7 @@ class shm_device final {
           if (count_posted_) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
           completion& out_c = out[n++];
           out_c.kind = completion_kind::recv;
+          out_c.sealed = false;
           out_c.ctx = e->ctx;
           out_c.src_rank = f.src;
           out_c.imm = f.imm;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# outsider.sh LCRUN JOB ATTACKER
+# outsider.sh LCRUN JOB ATTACKER [hijack]
 #
 # A process outside a running job attacks it over the tcp provider
 # (outsider_job.cpp, outsider_attacker.cpp). Starts JOB on two ranks under
@@ -12,10 +12,21 @@
 #
 # Passes (exit 0) when the attacker saw none of its RDMA operations
 # complete and the job passed its checks (every byte of its own traffic,
-# its buffers untouched, messages counted as dropped). Bounded: the job
+# its buffers untouched, messages counted as dropped).
+#
+# With `hijack`, the attacker instead claims rank 1's listening port (found
+# the same way, from rank 1's pid) in its connection request to rank 0,
+# which takes rank 1's connection over, reads rank 0's messages for rank 1
+# and sends rank 0 forged ones. Passes when no forged message was accepted
+# and nothing was lost silently: the job either passed every check (exit
+# 0), or ended with the error that names the peer ("connection to rank 1
+# was taken over" at rank 0; rank 1, whose connection rank 0 closed, may
+# name rank 0 first). Anything else fails: a check of the job failed
+# (forged data received), the job ended another way, or it exited 0
+# without its checks. Bounded: the job
 # gives up after 150 s, the script waits at most 200 s for it.
 set -u
-lcrun=$1 job=$2 attacker=$3
+lcrun=$1 job=$2 attacker=$3 mode=${4:-forge}
 dir=$(mktemp -d /tmp/lci-outsider.XXXXXX) || exit 1
 chmod 755 "$dir"
 job_pid=""
@@ -37,13 +48,21 @@ while [ ! -s "$dir/victim.info" ]; do
   fi
   sleep 0.1
 done
-read -r pid secret target handle <"$dir/victim.info"
+read -r pid secret target handle pid1 <"$dir/victim.info"
 
-# Rank 0's listening ports: with -p, ss names the owner (always for root);
+# A rank's listening ports: with -p, ss names the owner (always for root);
 # otherwise every listening port on the loopback address is a candidate.
-ports=$(ss -Hltnp 2>/dev/null | grep "pid=$pid," | awk '{print $4}' | sed 's/.*://' | sort -u)
-[ -n "$ports" ] || ports=$(ss -Hltn 2>/dev/null | awk '$4 ~ /^127\.0\.0\.1:/ {print $4}' | sed 's/.*://')
+ports_of() {
+  p=$(ss -Hltnp 2>/dev/null | grep "pid=$1," | awk '{print $4}' | sed 's/.*://' | sort -u)
+  [ -n "$p" ] || p=$(ss -Hltn 2>/dev/null | awk '$4 ~ /^127\.0\.0\.1:/ {print $4}' | sed 's/.*://')
+  echo $p
+}
+ports=$(ports_of "$pid")
 [ -n "$ports" ] || { cat "$dir/job.log"; echo "outsider.sh: no listening port found"; exit 1; }
+if [ "$mode" = hijack ]; then
+  claimed=$(ports_of "$pid1")
+  [ -n "$claimed" ] || { cat "$dir/job.log"; echo "outsider.sh: no port of rank 1 found"; exit 1; }
+fi
 
 as_other=""
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
@@ -56,6 +75,15 @@ fi
 
 status=0
 for port in $ports; do
+  if [ "$mode" = hijack ]; then
+    for c in $claimed; do
+      [ "$c" = "$port" ] && continue
+      echo "outsider.sh: connecting to 127.0.0.1:$port (rank 0, pid $pid) claiming port $c (rank 1, pid $pid1)"
+      FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} timeout 60 \
+        $as_other "$attacker" --hijack 127.0.0.1 "$port" "$c" || status=1
+    done
+    continue
+  fi
   echo "outsider.sh: attacking 127.0.0.1:$port (rank 0, pid $pid)"
   FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} timeout 120 \
     $as_other "$attacker" 127.0.0.1 "$port" "$secret" "$target" "$handle" || status=1
@@ -72,6 +100,21 @@ wait "$job_pid"
 job_status=$?
 job_pid=""
 cat "$dir/job.log"
+if [ "$mode" = hijack ]; then
+  if grep -q "differs\|FAILED" "$dir/job.log"; then
+    echo "outsider.sh: FAILED: the job received data that was not its own, or lost some"
+    status=1
+  elif [ "$job_status" -ne 0 ] && grep -q "connection to rank [01] was taken over" "$dir/job.log"; then
+    echo "outsider.sh: the job ended naming the connection taken over (status $job_status)"
+  elif [ "$job_status" -eq 0 ] && grep -q "outsider_job passed" "$dir/job.log"; then
+    echo "outsider.sh: the job completed with all its data verified"
+  else
+    echo "outsider.sh: FAILED: the job ended with status $job_status, without naming rank 1"
+    status=1
+  fi
+  [ "$status" -eq 0 ] && echo "outsider.sh: passed"
+  exit "$status"
+fi
 [ "$job_status" -eq 0 ] || { echo "outsider.sh: the job failed (status $job_status)"; status=1; }
 [ "$status" -eq 0 ] && echo "outsider.sh: passed"
 exit "$status"

