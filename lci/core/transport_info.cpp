@@ -49,6 +49,18 @@ info_rows transport_info(LCI_device_t handle) {
     else
       bulk = "one cross-memory copy (process_vm_readv/writev)" + yama_note();
     rows.emplace_back("shm.bulk_data", bulk);
+    rows.emplace_back(
+        "shm.attach_rights",
+        s->ptracer() ? "pid " + std::to_string(s->ptracer()) +
+                           " (the local ranks' nearest common ancestor) and its descendants "
+                           "(PR_SET_PTRACER, Yama ptrace_scope 1)"
+                     : std::string("none named: the user's own processes as the kernel allows "
+                                   "(PR_SET_PTRACER is set only with Yama ptrace_scope 1 and "
+                                   "local peers)"));
+    rows.emplace_back("shm.cell_checks",
+                      "each field read once and checked before use (kind, a local rank of "
+                      "this job as source, length, registrations, operations in flight); a "
+                      "bad cell is dropped and counted like a malformed network message");
     rows.emplace_back("shm.ring_cells", std::to_string(cfg.shm_ring_size) + " (LCI_SHM_RING_SIZE)");
     rows.emplace_back("shm.cell_bytes", std::to_string(shm::cell_size_for(d.recv_size)));
     rows.emplace_back("shm.memory_per_device",
