@@ -62,6 +62,7 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
     o.ring_cells = s.shm_ring_cells;
     o.max_payload = s.shm_max_payload;
     o.cma = s.shm_cma;
+    o.test_no_cma_rank = s.shm_test_no_cma_rank;
     shm_.emplace(me, nranks, group_index, o);
   }
   // One exchange decides every route: "host key,segment address", or "off".

@@ -59,6 +59,7 @@ struct settings {
   bool shm_cma = true;          // LCI_SHM_CMA
   uint64_t shm_ring_cells = 256;  // LCI_SHM_RING_SIZE
   size_t shm_max_payload = 0;   // the largest message: the core's receive size
+  int shm_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
 };
 
 // What a registration allows: `source` memory is only read by this

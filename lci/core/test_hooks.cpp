@@ -21,6 +21,7 @@ std::atomic<bool> g_test_fail_next_rdma{false};
 std::atomic<int> g_test_refuse_recv_posts{0};
 std::atomic<int> g_test_fail_registrations{0};
 std::atomic<size_t> g_test_max_message{0};
+std::atomic<int> g_test_no_cma_rank{-1};
 
 namespace {
 // LCI_TEST_HOOKS through the configuration table: the parsed settings once
@@ -100,6 +101,17 @@ LCI_API LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_
   f.key = cell->key;
   f.op = cell->op;
   return s->forge(rank, f, payload, payload_length, retarget) ? LCI_OK : LCI_ERR_RETRY;
+}
+
+LCI_API LCI_error_t LCIT_native_refuse_cma(int rank) {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  lci::g_test_no_cma_rank.store(rank, std::memory_order_relaxed);
+  return LCI_OK;
+}
+
+LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) {
+  if (!device || rank < 0 || rank >= LCI_NUM_PROCESSES) return 0;
+  return lci::to_device(device)->piece_for(rank);
 }
 
 LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies,

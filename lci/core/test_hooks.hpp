@@ -30,6 +30,10 @@
 //       ring (shm_device::forge): what a faulty or hostile local rank could.
 //   LCIT_native_state(device, &pending, &in_flight): the native transport's
 //       unanswered peer requests and own pipelined operations.
+//   LCIT_native_refuse_cma(rank): devices created after the call treat
+//       cross-memory attach to rank as refused by the kernel (its bulk data
+//       is pipelined through the rings), as Yama or a container would.
+//   LCIT_rdma_piece(device, rank): the longest RDMA piece towards rank.
 #pragma once
 
 #include <atomic>
@@ -66,6 +70,8 @@ extern std::atomic<int> g_test_refuse_recv_posts;
 extern std::atomic<int> g_test_fail_registrations;
 // Set by LCIT_limit_message_size (0: no limit).
 extern std::atomic<size_t> g_test_max_message;
+// Set by LCIT_native_refuse_cma (-1: none).
+extern std::atomic<int> g_test_no_cma_rank;
 
 // Takes one from a hook's count; true if it was positive.
 inline bool take_test_count(std::atomic<int>& count) {

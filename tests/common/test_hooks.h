@@ -50,6 +50,11 @@ LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_native_c
 /* The native transport's unanswered peer requests of `device` (replies
  * waiting for room) and its own pipelined operations in flight. */
 LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int* ops_in_flight);
+/* Devices created after the call treat cross-memory attach to `rank` as
+ * refused (its bulk data is pipelined), as Yama or a container would. */
+LCI_error_t LCIT_native_refuse_cma(int rank);
+/* The longest RDMA piece `device` sends towards `rank` (hooks on or off). */
+size_t LCIT_rdma_piece(LCI_device_t device, int rank);
 #ifdef __cplusplus
 }
 #endif

@@ -276,7 +276,7 @@ void shm_device::attach(const std::vector<std::string>& addresses,
       p.head = own_;
       p.regs = own_regs_;
       p.pid = 0;  // this process: plain copies where cross-memory attach is on
-      p.cma = opt_.cma;
+      p.cma = opt_.cma && rank_ != opt_.test_no_cma_rank;
       continue;
     }
     int pid = 0, fd = -1;
@@ -344,7 +344,8 @@ void shm_device::attached() {
     // Cross-memory attach: read the peer's probe word.
     uint64_t word = 0;
     const int err = opt_.cma ? cma_copy(p.pid, &word, p.probe, sizeof word, false) : 0;
-    p.cma = opt_.cma && err == 0 && word == segment_magic;
+    p.cma = opt_.cma && err == 0 && word == segment_magic &&
+            static_cast<int>(r) != opt_.test_no_cma_rank;
     if (opt_.cma && !p.cma)
       LCI_LOG(info,
               "device %d: cross-memory attach to rank %zu refused (%s): bulk data is pipelined "

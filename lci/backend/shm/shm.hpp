@@ -240,6 +240,7 @@ struct options {
   uint64_t ring_cells = 256;  // LCI_SHM_RING_SIZE (a power of two)
   size_t max_payload = 0;     // the largest message (the core's receive size)
   bool cma = true;            // LCI_SHM_CMA: cross-memory attach where the kernel allows it
+  int test_no_cma_rank = -1;  // LCI's tests (LCIT_native_refuse_cma): pipelined to this rank
 };
 
 // The bytes one rank's segment of one device takes.

@@ -9,13 +9,17 @@
 //                takes for a rank that finished: on the native intra-node
 //                transport the others must notice that a local peer is gone
 //                and end the job naming it;
+//   --mode exit-busy  as exit, but the surviving ranks (exactly two) keep
+//                streaming messages to each other instead of waiting, so
+//                their progress calls are seldom idle: the native transport
+//                must notice the dead peer all the same;
 //   --mode hang  it stops calling LCI (sleeps); no launcher can notice, so
 //                the others must give up by themselves after --wait-seconds,
 //                naming the rank they waited for, and exit with status 3.
 // The waits of the surviving ranks are bounded in both modes (--wait-seconds,
 // and the harness watchdog), so they end even if no launcher kills them.
 //
-// usage: rank_failure [--mode kill|exit|hang] [--victim R] [--wait-seconds S] [--rounds N]
+// usage: rank_failure [--mode kill|exit|exit-busy|hang] [--victim R] [--wait-seconds S] [--rounds N]
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -71,7 +75,7 @@ void all_to_all(int rounds) {
 
 [[noreturn]] void usage_error(const char* what) {
   fprintf(stderr,
-          "rank_failure: %s\nusage: rank_failure [--mode kill|exit|hang] [--victim R] "
+          "rank_failure: %s\nusage: rank_failure [--mode kill|exit|exit-busy|hang] [--victim R] "
           "[--wait-seconds S] [--rounds N]\n",
           what);
   exit(2);
@@ -98,8 +102,8 @@ int main(int argc, char** argv) {
     else
       usage_error(("unknown option " + a).c_str());
   }
-  if (mode != "kill" && mode != "exit" && mode != "hang")
-    usage_error("--mode is kill, exit or hang");
+  if (mode != "kill" && mode != "exit" && mode != "exit-busy" && mode != "hang")
+    usage_error("--mode is kill, exit, exit-busy or hang");
   if (wait_s <= 0 || rounds < 1) usage_error("--wait-seconds and --rounds must be positive");
 
   harness_init(wait_s + 60);
@@ -120,7 +124,7 @@ int main(int argc, char** argv) {
       remove_own_shm_files();
       raise(SIGKILL);
     }
-    if (mode == "exit") {
+    if (mode == "exit" || mode == "exit-busy") {
       fprintf(stderr, "rank_failure: rank %d (pid %ld) exits without LCI_finalize\n", LCI_RANK,
               static_cast<long>(getpid()));
       fflush(stderr);
@@ -132,6 +136,37 @@ int main(int argc, char** argv) {
     // Bounded: the others give up after wait_s; the launcher ends this rank then.
     std::this_thread::sleep_for(std::chrono::duration<double>(wait_s + 30));
     die("nobody ended this rank within %g s", wait_s + 30);
+  }
+
+  if (mode == "exit-busy") {
+    if (LCI_NUM_PROCESSES != 3) die("--mode exit-busy needs exactly 3 ranks");
+    const int partner = 3 - victim - LCI_RANK;  // the other survivor
+    phase("streaming messages to rank %d while rank %d dies", partner, victim);
+    // Each survivor streams small messages to the other and takes the
+    // other's: almost every progress call finds one. A window of 64
+    // messages in flight (one sent per one taken) keeps the partner's
+    // packets from filling up with messages it has not taken yet (it may
+    // still be in the barrier).
+    deadline d(wait_s);
+    long exchanged = 0;
+    int credits = 64;
+    char byte = 0;
+    while (!d.passed()) {
+      LCI_mbuffer_t mb{&byte, 1};
+      if (credits > 0 &&
+          LCI_putma(LCI_UR_ENDPOINT, mb, partner, 1, LCI_DEFAULT_COMP_REMOTE) == LCI_OK) {
+        --credits;
+        ++exchanged;
+      }
+      LCI_progress(LCI_UR_DEVICE);
+      LCI_request_t r;
+      while (LCI_queue_pop(LCI_UR_CQ, &r) == LCI_OK) {
+        LCI_mbuffer_free(r.data.mbuffer);
+        ++credits;
+      }
+    }
+    die("rank %d's death went unnoticed for %g s while this rank was busy (%ld exchanges)",
+        victim, wait_s, exchanged);
   }
 
   // A message the victim never sends: wait for it, for at most wait_s.
