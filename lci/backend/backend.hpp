@@ -137,7 +137,7 @@ class network_device final {
   uint64_t open_key(int peer, uint64_t sealed, uint64_t a, uint64_t b, uint64_t c) const {
     return is_ofi() ? ofi_->open_key(peer, sealed, a, b, c) : sealed;
   }
-  void open_sealed(completion& c, const void* buf) { ofi_->open_sealed(c, buf); }
+  bool open_sealed(completion& c, const void* buf) { return ofi_->open_sealed(c, buf); }
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
     if (is_ofi()) ofi_->check_delivery(boot, progress);
   }
@@ -264,7 +264,8 @@ class backend_device final {
   }
   // A recv completion with c.sealed (only the network sets it): checks and
   // strips the message's trailer; fatal for a member's forged message.
-  void open_sealed(completion& c, const void* buf) { net_->open_sealed(c, buf); }
+  // False: the message was the backend's own (its buffer goes back).
+  bool open_sealed(completion& c, const void* buf) { return net_->open_sealed(c, buf); }
   // Collective at teardown: every message a peer sent arrived (or fatal).
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
     if (net_) net_->check_delivery(boot, progress);

@@ -273,7 +273,10 @@ bool device::progress() {
       case net::completion_kind::recv:
         // Authenticated transports: checked (fatal for a member's forged
         // message) and the trailer stripped before anything reads it.
-        if (c.sealed) net->open_sealed(c, static_cast<packet*>(c.ctx)->payload());
+        if (c.sealed && !net->open_sealed(c, static_cast<packet*>(c.ctx)->payload())) {
+          post_recv_packet(static_cast<packet*>(c.ctx));  // the backend's own message
+          break;
+        }
         on_arrival(*this, static_cast<packet*>(c.ctx), c);
         break;
       case net::completion_kind::send_done:

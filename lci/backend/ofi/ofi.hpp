@@ -33,6 +33,14 @@
 // authentication the core uses write + FIN instead and a remote-write
 // completion is treated as forged.
 //
+// A taken-over connection loses what is sent on it while both ranks wait
+// for each other, so teardown would never come: every second of progress
+// each rank tells each peer it has exchanged messages with how many
+// authenticated messages it received from it (a heartbeat, itself
+// authenticated, consumed here and never seen by the core). A rank whose
+// messages sent more than heartbeat_grace_s ago are still missing at a
+// peer that keeps receive buffers posted ends the job, naming the peer.
+//
 // Registrations: keys are the provider's, or random 64-bit values where the
 // application chooses them; only memory registered for remote access
 // (net::mr_access::remote) is reachable by peers' RDMA, never the packet slab.
@@ -48,8 +56,10 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -116,7 +126,10 @@ class ofi_device final {
   status post_recv(void* buf, size_t len, void* desc, void* ctx) {
     net::annotate_post(this);
     ssize_t rc = fi_recv(ep_, buf, len + message_overhead(), desc, FI_ADDR_UNSPEC, ctx);
-    if (__builtin_expect(rc == 0, 1)) return status::ok;
+    if (__builtin_expect(rc == 0, 1)) {
+      if (auth_) rx_posted_.fetch_add(1, std::memory_order_relaxed);
+      return status::ok;
+    }
     return on_post_error("fi_recv", rc);
   }
 
@@ -192,7 +205,9 @@ class ofi_device final {
   // provider named the rank) a message that fails is fatal, naming the
   // rank; where the rank is only claimed, the message is marked as from an
   // unknown source (the core drops and counts it).
-  void open_sealed(completion& c, const void* buf);
+  // Returns false when the message was the backend's own (a heartbeat):
+  // the caller gives its buffer back without passing it on.
+  bool open_sealed(completion& c, const void* buf);
 
   // Collective, at teardown, after every rank stopped sending on this
   // device: each rank publishes how many messages it sent to each peer
@@ -212,6 +227,7 @@ class ofi_device final {
     ssize_t n = source_from_provider_
                     ? fi_cq_readfrom(cq_, entries, static_cast<size_t>(max), sources)
                     : fi_cq_read(cq_, entries, static_cast<size_t>(max));
+    if (auth_ && __builtin_expect((++polls_ & 255) == 0, 0)) send_heartbeats();
     if (n <= 0) {
       if (n == -FI_EAGAIN || n == 0) return 0;
       return read_error(out, n);
@@ -224,6 +240,7 @@ class ofi_device final {
         c.kind = (e.flags & FI_RECV) ? completion_kind::recv : completion_kind::remote_write;
         c.imm = static_cast<uint32_t>(e.data);
         c.sealed = auth_ != nullptr;
+        if (auth_ && (e.flags & FI_RECV)) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
         c.src_rank = !source_from_provider_ ? static_cast<int>(e.data >> 32)
                      : (e.flags & FI_RECV) ? provider_source(e.data, sources[i])
                      : token_matches(e.data) ? net::any_member : net::bad_token;
@@ -280,6 +297,20 @@ class ofi_device final {
   std::unique_ptr<message_auth> auth_;
   int group_index_ = 0;
   int check_rounds_ = 0;  // check_delivery calls so far (names its bootstrap keys)
+  // Heartbeats (see the top of this file). polls_ and next_heartbeat_ns_:
+  // the poller's (under the progress lock); watch_ by peer, under watch_lock_.
+  struct watch {
+    int64_t since_ns = 0;  // when `sent` was read
+    uint64_t sent = 0;     // messages sent to the peer by then
+  };
+  void send_heartbeats();
+  void on_heartbeat(int src, const void* payload);
+  uint32_t polls_ = 0;
+  int64_t next_heartbeat_ns_ = 0;
+  std::atomic<int> rx_posted_{0};  // receive buffers posted and not completed
+  std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats
+  std::mutex watch_lock_;
+  std::vector<watch> watch_;
   // On the shm provider: the region's /dev/shm file, named by this device
   // (shm_name.hpp); empty on other providers.
   std::string shm_file_;

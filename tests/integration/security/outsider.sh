@@ -36,7 +36,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi LCI_SHM=0 \
+# A job that a takeover ends (by design, with a fatal error naming the
+# peer) is not expected to free what it held: no leak report for it.
+leaks=""
+[ "$mode" = hijack ] && leaks="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+env $leaks FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi LCI_SHM=0 \
   "$lcrun" -n 2 "$job" "$dir" >"$dir/job.log" 2>&1 &
 job_pid=$!
 
@@ -101,7 +105,10 @@ job_status=$?
 job_pid=""
 cat "$dir/job.log"
 if [ "$mode" = hijack ]; then
-  if grep -q "differs\|FAILED" "$dir/job.log"; then
+  # Data not the job's own: a byte that differs, a buffer changed, a forged
+  # completion queued. (Operations that fail when the connection goes,
+  # "sendl failed", are expected: the job then ends naming the peer.)
+  if grep -q "differs\|changed\|reached the default queue\|reached the explicit queue" "$dir/job.log"; then
     echo "outsider.sh: FAILED: the job received data that was not its own, or lost some"
     status=1
   elif [ "$job_status" -ne 0 ] && grep -q "connection to rank [01] was taken over" "$dir/job.log"; then
