@@ -453,21 +453,22 @@ bool shm_device::registered(uint64_t address, uint64_t length, uint64_t key) {
 
 // ---- bulk data ----------------------------------------------------------------------
 
+bool shm_device::send_notice(int rank, uint32_t imm) {
+  ring::slot s = peers_[static_cast<size_t>(rank)].inbound.reserve();
+  if (!s.cell) return false;
+  cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
+  c->kind = static_cast<uint8_t>(cell_kind::write_notice);
+  c->flags = 0;
+  c->src = rank_;
+  c->imm = imm;
+  c->length = 0;
+  ring::publish(s);
+  return true;
+}
+
 void shm_device::finish_cma(int notify, uint32_t imm, completion_kind kind, void* ctx,
                             int error) {
-  if (notify >= 0) {
-    ring::slot s = peers_[static_cast<size_t>(notify)].inbound.reserve();
-    if (s.cell) {
-      cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
-      c->kind = static_cast<uint8_t>(cell_kind::write_notice);
-      c->flags = 0;
-      c->src = rank_;
-      c->imm = imm;
-      c->length = 0;
-      ring::publish(s);
-      notify = -1;
-    }
-  }
+  if (notify >= 0 && send_notice(notify, imm)) notify = -1;
   if (notify < 0) {
     ring::slot done = local_.reserve();
     if (done.cell) {
@@ -494,17 +495,7 @@ int shm_device::flush_finished(completion* out, int max) {
   int n = 0;
   while (!finished_.empty() && n < max) {
     finished_op& f = finished_.front();
-    if (f.notify >= 0) {
-      ring::slot s = peers_[static_cast<size_t>(f.notify)].inbound.reserve();
-      if (!s.cell) break;
-      cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
-      c->kind = static_cast<uint8_t>(cell_kind::write_notice);
-      c->flags = 0;
-      c->src = rank_;
-      c->imm = f.imm;
-      c->length = 0;
-      ring::publish(s);
-    }
+    if (f.notify >= 0 && !send_notice(f.notify, f.imm)) break;
     out[n++] = f.c;
     finished_.pop_front();
   }

@@ -546,6 +546,9 @@ class shm_device final {
   }
   status write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey, void* ctx,
                bool with_imm, uint32_t imm);
+  // Publishes the notice of a cross-memory write with immediate data in
+  // rank's ring; false if the ring is full.
+  bool send_notice(int rank, uint32_t imm);
   // Writes the notice of a finished cross-memory write and its local
   // completion, or queues what found a ring full.
   void finish_cma(int notify, uint32_t imm, completion_kind kind, void* ctx, int error);
