@@ -88,6 +88,8 @@ class network_device final {
     return LCI_NET_FORWARD(register_memory(addr, len, a));
   }
   void deregister_memory(mr& m) { LCI_NET_FORWARD(deregister_memory(m)); }
+  // The provider's own key of a registration (LCI's tests).
+  uint64_t provider_key(const mr& m) const { return is_ofi() ? ofi_->provider_key(m) : m.rkey; }
   // Every rank has connected to every other (see ofi_device::peers_attached).
   void peers_attached() {
 #ifdef LCI_HAVE_IBV
@@ -207,6 +209,7 @@ class backend_device final {
   }
   mr register_memory(void* addr, size_t len, mr_access a);
   void deregister_memory(mr& m);
+  uint64_t provider_key(const mr& m) const { return net_ ? net_->provider_key(m) : m.rkey; }
   void peers_attached() {
     if (shm_) shm_->peers_attached();
     if (net_) net_->peers_attached();

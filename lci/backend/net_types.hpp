@@ -96,7 +96,8 @@ enum class completion_kind : uint8_t {
   recv_failed,   // a message too long for the posted receive buffer ctx (now free)
   dropped,       // a malformed or hostile message the transport refused before any
                  // use: ctx is the static name of the field that failed, src_rank
-                 // the claimed sender (or unknown_source)
+                 // the claimed sender (or unknown_source), error 0 for a cell of
+                 // the native transport, 1 for a network message
 };
 
 struct completion {

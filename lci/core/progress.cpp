@@ -300,7 +300,8 @@ bool device::progress() {
         post_recv_packet(static_cast<packet*>(c.ctx));
         break;
       case net::completion_kind::dropped:
-        report_dropped("shared-memory cell", static_cast<const char*>(c.ctx), c.src_rank);
+        report_dropped(c.error ? "message" : "shared-memory cell", static_cast<const char*>(c.ctx),
+                       c.src_rank);
         break;
       case net::completion_kind::failed:
         // The provider gave up on the connection (closed under it, or

@@ -13,6 +13,7 @@
 #include "lci/core/runtime.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/core/memory.hpp"
 #include "lci/core/validate.hpp"
 
 namespace lci {
@@ -112,6 +113,16 @@ LCI_API LCI_error_t LCIT_native_refuse_cma(int rank) {
 LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) {
   if (!device || rank < 0 || rank >= LCI_NUM_PROCESSES) return 0;
   return lci::to_device(device)->piece_for(rank);
+}
+
+LCI_API LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key,
+                                      uint64_t* provider_key) {
+  if (!lci::hooks_enabled() || !segment) return LCI_ERR_FEATURE_NA;
+  const LCII_mr_t* seg = segment;
+  if (seg->magic != segment_magic || seg->remote || !seg->dev) return LCI_ERR_FATAL;
+  if (peer_key) *peer_key = seg->mr.rkey;
+  if (provider_key) *provider_key = seg->dev->net->provider_key(seg->mr);
+  return LCI_OK;
 }
 
 LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies,

@@ -53,6 +53,10 @@ LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int*
 /* Devices created after the call treat cross-memory attach to `rank` as
  * refused (its bulk data is pipelined), as Yama or a container would. */
 LCI_error_t LCIT_native_refuse_cma(int rank);
+/* The key peers name `segment` by, and the network provider's own key of
+ * its registration (where messages are authenticated the two differ, and
+ * the provider's key reaches nothing). */
+LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key, uint64_t* provider_key);
 /* The longest RDMA piece `device` sends towards `rank` (hooks on or off). */
 size_t LCIT_rdma_piece(LCI_device_t device, int rank);
 #ifdef __cplusplus

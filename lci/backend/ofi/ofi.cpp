@@ -57,10 +57,10 @@ bool authenticates_messages_of(const std::string& provider) {
 // The most a sealed inject stages on the stack (payload and trailer).
 constexpr size_t sealed_inject_limit = 256;
 
-// Heartbeats: a header no core message has (kind 14, which the core never
-// sends), 16 bytes of payload: the messages received from the addressee,
-// and whether the sender had receive buffers posted.
-constexpr uint32_t heartbeat_imm = 0xEFFFFFFFu;
+// Heartbeats: one of the backend's own kinds (soft_rma.hpp), 16 bytes of
+// payload: the messages received from the addressee, and whether the
+// sender had receive buffers posted.
+constexpr uint32_t heartbeat_imm = own_imm(own_kind::heartbeat);
 constexpr int64_t heartbeat_period_ns = 1000000000;
 constexpr int64_t heartbeat_grace_ns = 5 * heartbeat_period_ns;
 
@@ -181,6 +181,14 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     memcpy(words, k.data(), sizeof(words));
     auth_ = std::make_unique<message_auth>(words[0], words[1], boot.rank(), boot.size());
     watch_.resize(static_cast<size_t>(boot.size()));
+    soft_setup(s.shm_max_payload);
+    check(fi_mr_reg(domain_, staging_.data(), staging_.size(), FI_SEND, 0,
+                    mr_prov_key_ ? 0 : random_bits(), 0, &staging_mr_, nullptr),
+          "fi_mr_reg(staging)");
+    if (mr_endpoint_) {
+      check(fi_mr_bind(staging_mr_, &ep_->fid, 0), "fi_mr_bind(staging)");
+      check(fi_mr_enable(staging_mr_), "fi_mr_enable(staging)");
+    }
   }
   if (plan.job_token) {
     std::vector<unsigned char> t = from_hex(boot.get(0, token_key));
@@ -198,7 +206,8 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
                                 : "the provider (FI_SOURCE), without a job token (4-byte data)")
               : "the rank the sender claims (the provider has no FI_SOURCE)");
   LCI_LOG(info, "libfabric device %d: messages %s", group_index,
-          auth_ ? "authenticated (SipHash-2-4 tag and sequence number under a per-job key)"
+          auth_ ? "authenticated (SipHash-2-4 tag and sequence number under a per-job key); "
+                  "puts and gets travel as authenticated messages"
                 : "not authenticated (a local-only provider)");
   LCI_LOG(info, "libfabric device %d on provider %s (inject %zu, rx queue %zu, max message %zu)",
           group_index, provider_.c_str(), max_inject_, rx_size_, max_msg_size_);
@@ -212,6 +221,7 @@ ofi_device::~ofi_device() {
     if (rc) LCI_WARN("libfabric: closing the %s failed: %s", what, fi_strerror(-rc));
   };
   close(ep_ ? &ep_->fid : nullptr, "endpoint");
+  close(staging_mr_ ? &staging_mr_->fid : nullptr, "staging registration");
   // Closing the endpoint removed its /dev/shm file.
   if (!shm_file_.empty()) untrack_shm_file(shm_file_);
   close(av_ ? &av_->fid : nullptr, "address vector");
@@ -230,11 +240,23 @@ void ofi_device::peers_attached() {
 }
 
 net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access access) {
+  if (auth_ && access == net::mr_access::remote && !mr_local_) {
+    // Peers reach the memory only through soft_rma.hpp, and local
+    // operations need no descriptor: the provider is not told about it at
+    // all (a provider registration, even without remote access flags, can
+    // answer a remote read with its key on some providers).
+    net::mr out;
+    out.handle = this;
+    out.rkey = regs_->insert(reinterpret_cast<uintptr_t>(addr), len);
+    return out;
+  }
   // A source is only sent from and written from (no FI_RECV/FI_READ: a
   // provider that pins may then register read-only memory).
   uint64_t flags = FI_SEND | FI_WRITE;
   if (access != net::mr_access::source) flags |= FI_RECV | FI_READ;
-  if (access == net::mr_access::remote) flags |= FI_REMOTE_READ | FI_REMOTE_WRITE;
+  // With authentication peers reach memory only through soft_rma.hpp: the
+  // provider gets no remote access to give away.
+  if (access == net::mr_access::remote && !auth_) flags |= FI_REMOTE_READ | FI_REMOTE_WRITE;
   // Where the application chooses keys, random ones: a peer (or a process
   // outside the job) cannot guess a key it was not sent.
   const uint64_t key_mask = mr_key_size_ >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * mr_key_size_)) - 1;
@@ -263,11 +285,27 @@ net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access acces
   out.handle = m;
   out.desc = fi_mr_desc(m);
   out.rkey = fi_mr_key(m);
+  if (auth_) {
+    // Only keys of this backend's table reach memory; other registrations
+    // give peers no key at all.
+    out.rkey = access == net::mr_access::remote ? regs_->insert(reinterpret_cast<uintptr_t>(addr), len)
+                                                : 0;
+  }
   return out;
+}
+
+uint64_t ofi_device::provider_key(const net::mr& m) const {
+  return m.handle && m.handle != this ? fi_mr_key(static_cast<fid_mr*>(m.handle)) : 0;
 }
 
 void ofi_device::deregister_memory(net::mr& m) {
   if (!m.handle) return;
+  // Waits for a peer's copy into or out of the memory in progress.
+  if (auth_ && m.rkey) regs_->erase(m.rkey);
+  if (m.handle == this) {  // in the table only
+    m = net::mr{};
+    return;
+  }
   int rc = fi_close(&static_cast<fid_mr*>(m.handle)->fid);
   if (rc) LCI_WARN("libfabric: fi_close(mr) failed: %s", fi_strerror(-rc));
   m = net::mr{};
@@ -281,6 +319,11 @@ status ofi_device::on_post_error(const char* call, ssize_t rc) {
 status ofi_device::inject_sealed(int rank, const void* buf, size_t len, uint32_t imm) {
   message_auth::sender s(*auth_, rank);
   if (!s.locked()) return status::retry;
+  return inject_sealed_locked(s, rank, buf, len, imm);
+}
+
+status ofi_device::inject_sealed_locked(message_auth::sender& s, int rank, const void* buf,
+                                        size_t len, uint32_t imm) {
   char staged[sealed_inject_limit];
   if (len) memcpy(staged, buf, len);
   auth_->seal(rank, imm, staged, len, s.seq());
@@ -315,14 +358,62 @@ status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void*
   return on_post_error("fi_senddata", rc);
 }
 
+status ofi_device::send_own_locked(message_auth::sender& s, int rank, own_kind k,
+                                   const rma_header& h) {
+  return inject_sealed_locked(s, rank, &h, sizeof h, own_imm(k));
+}
+
+status ofi_device::post_own_locked(message_auth::sender& s, int rank, own_kind k, char* staged,
+                                   size_t len) {
+  const uint32_t imm = own_imm(k);
+  auth_->seal(rank, imm, staged, len, s.seq());
+  net::annotate_post(this);
+  ssize_t rc = fi_senddata(ep_, staged, len + message_auth::trailer_bytes, fi_mr_desc(staging_mr_),
+                           make_data(imm), addrs_[rank], staged);
+  if (rc == 0) {
+    s.commit();
+    return status::ok;
+  }
+  return on_post_error("fi_senddata", rc);
+}
+
+int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* entries,
+                            const fi_addr_t* sources, ssize_t n) {
+  if (__builtin_expect((++polls_ & 255) == 0, 0)) send_heartbeats();
+  int j = 0;
+  if (n < 0) {
+    if (n != -FI_EAGAIN) j = read_error(out, n);
+  } else {
+    for (ssize_t i = 0; i < n; ++i) {
+      const fi_cq_data_entry& e = entries[i];
+      if (!(e.flags & (FI_RECV | FI_REMOTE_WRITE | FI_WRITE | FI_READ))) {
+        const int b = staging_index(e.op_context);
+        if (b >= 0) {  // a piece of soft_rma left: its buffer is free again
+          staging_give(b);
+          continue;
+        }
+      }
+      convert(e, sources + i, out[j++]);
+    }
+  }
+  if (soft_pending_.load(std::memory_order_acquire)) soft_resume();
+  if (j < max && (ops_->any_finished() || refused_.load(std::memory_order_relaxed) != refused_told_))
+    j += soft_completions(out + j, max - j);
+  return j;
+}
+
 bool ofi_device::open_sealed(completion& c, const void* buf) {
   // Not from a member (unknown address, bad token): the core drops it.
   if (c.src_rank < 0 || static_cast<fi_addr_t>(c.src_rank) >= nranks_) return true;
   const char* why = auth_->open(c.src_rank, c.imm, buf, c.length);
   if (__builtin_expect(why == nullptr, 1)) {
     c.length -= message_auth::trailer_bytes;
-    if (__builtin_expect(c.imm == heartbeat_imm, 0) && c.length == 16) {
-      on_heartbeat(c.src_rank, buf);
+    if (__builtin_expect(is_own_imm(c.imm), 0)) {
+      if (c.imm == heartbeat_imm) {
+        if (c.length == 16) on_heartbeat(c.src_rank, buf);
+      } else {
+        on_own_message(c.src_rank, c.imm, static_cast<const char*>(buf), c.length);
+      }
       return false;
     }
     return true;
@@ -426,6 +517,14 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
     out->src_rank = net::unknown_source;
     out->length = 0;
     return 1;
+  }
+  if (auth_) {
+    const int b = staging_index(err.op_context);
+    if (b >= 0)
+      fatal("libfabric: sending a piece of an RDMA transfer to rank %d failed: %s; the "
+            "connection to rank %d was lost or taken over (provider %s)",
+            staging_rank_[static_cast<size_t>(b)], fi_strerror(err.err),
+            staging_rank_[static_cast<size_t>(b)], provider_.c_str());
   }
   if ((err.flags & FI_RECV) || !err.op_context)
     fatal("libfabric: receive failed: %s (provider: %s)", fi_strerror(err.err),

@@ -26,12 +26,14 @@
 // bootstrap carries; the receiver checks it before the core sees the
 // message (open_sealed), a member's connection whose message fails the
 // check ends the job naming that rank, and at teardown every rank compares
-// what each peer says it sent with what arrived (check_delivery). The
-// provider's own RDMA requests still carry registration keys in clear (see
-// the README's security model); keys inside LCI's messages are masked
-// (seal_key). RDMA writes with immediate data carry no trailer, so with
-// authentication the core uses write + FIN instead and a remote-write
-// completion is treated as forged.
+// what each peer says it sent with what arrived (check_delivery). With
+// authentication the provider's RDMA is not used at all: puts and gets
+// travel as authenticated messages of the backend's own (soft_rma.hpp),
+// and no memory is registered with the provider for remote access, so a
+// key read off the wire opens nothing. Keys inside LCI's messages are
+// masked as well (seal_key). RDMA writes with immediate data have no
+// message form, so with authentication the core uses write + FIN instead
+// and a remote-write completion is treated as forged.
 //
 // A taken-over connection loses what is sent on it while both ranks wait
 // for each other, so teardown would never come: every second of progress
@@ -56,6 +58,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -65,7 +68,9 @@
 
 #include "lci/backend/net_types.hpp"
 #include "lci/backend/ofi/auth.hpp"
+#include "lci/backend/ofi/soft_rma.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci::ofi {
 
@@ -89,8 +94,11 @@ class ofi_device final {
   size_t message_overhead() const { return auth_ ? message_auth::trailer_bytes : 0; }
   bool authenticates_messages() const { return auth_ != nullptr; }
   size_t rx_queue_size() const { return rx_size_; }
-  // The provider's ep_attr->max_msg_size: the most one send or RDMA moves.
-  size_t max_message_size() const { return max_msg_size_; }
+  // The provider's ep_attr->max_msg_size: the most one send or RDMA moves
+  // (with authentication, the most one operation of soft_rma.hpp moves).
+  size_t max_message_size() const {
+    return auth_ ? std::min<size_t>(max_msg_size_, rma_ops::max_length) : max_msg_size_;
+  }
 
   // Called once every rank of the job has inserted every address (after a
   // barrier that follows the exchange). On shm the provider maps a peer's
@@ -101,6 +109,9 @@ class ofi_device final {
 
   net::mr register_memory(void* addr, size_t len, net::mr_access access);
   void deregister_memory(net::mr& m);
+  // The provider's own key of a registration (for LCI's tests: with
+  // authentication it differs from m.rkey and reaches nothing).
+  uint64_t provider_key(const net::mr& m) const;
 
   // Whether the sender's rank comes from the provider (FI_SOURCE) rather
   // than from the message, and whether messages carry the job token.
@@ -138,6 +149,8 @@ class ofi_device final {
   // sent after it cannot overtake it).
   status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                     uint64_t rkey, void* ctx, bool delivered) {
+    // Acknowledged by the target: always delivered.
+    if (auth_) return soft_write(rank, buf, len, raddr, rkey, ctx);
     if (!delivered) {
       net::annotate_post(this);
       ssize_t rc = fi_write(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
@@ -163,6 +176,7 @@ class ofi_device final {
   // RDMA write that also delivers `imm` to the target's completion queue.
   status post_write_imm(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                         uint64_t rkey, uint32_t imm, void* ctx) {
+    if (auth_) fatal("libfabric: an RDMA write with immediate data on an authenticated device");
     net::annotate_post(this);
     ssize_t rc = fi_writedata(ep_, buf, len, desc, make_data(imm), addrs_[rank], raddr, rkey, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
@@ -171,6 +185,7 @@ class ofi_device final {
 
   status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
                    void* ctx) {
+    if (auth_) return soft_read(rank, buf, len, raddr, rkey, ctx);
     net::annotate_post(this);
     ssize_t rc = fi_read(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
@@ -181,11 +196,11 @@ class ofi_device final {
   // that starts at `base`: the virtual address, or the offset into the
   // registration for providers that do not use virtual addresses.
   uint64_t remote_address(const void* base, const void* addr) const {
-    return mr_virt_addr_ ? reinterpret_cast<uint64_t>(addr)
+    return mr_virt_addr_ || auth_ ? reinterpret_cast<uint64_t>(addr)
                          : static_cast<uint64_t>(static_cast<const char*>(addr) -
                                                  static_cast<const char*>(base));
   }
-  bool uses_virtual_addresses() const { return mr_virt_addr_; }
+  bool uses_virtual_addresses() const { return mr_virt_addr_ || auth_; }
   // Whether a registration holds on to the physical pages it was made for
   // (see registrations_pin_of() in ofi.cpp).
   bool registrations_pin() const { return registrations_pin_; }
@@ -227,37 +242,42 @@ class ofi_device final {
     ssize_t n = source_from_provider_
                     ? fi_cq_readfrom(cq_, entries, static_cast<size_t>(max), sources)
                     : fi_cq_read(cq_, entries, static_cast<size_t>(max));
-    if (auth_ && __builtin_expect((++polls_ & 255) == 0, 0)) send_heartbeats();
+    if (auth_) return poll_sealed(out, max, entries, sources, n);
     if (n <= 0) {
       if (n == -FI_EAGAIN || n == 0) return 0;
       return read_error(out, n);
     }
-    for (ssize_t i = 0; i < n; ++i) {
-      const fi_cq_data_entry& e = entries[i];
-      completion& c = out[i];
-      c.ctx = e.op_context;
-      if (e.flags & (FI_RECV | FI_REMOTE_WRITE)) {
-        c.kind = (e.flags & FI_RECV) ? completion_kind::recv : completion_kind::remote_write;
-        c.imm = static_cast<uint32_t>(e.data);
-        c.sealed = auth_ != nullptr;
-        if (auth_ && (e.flags & FI_RECV)) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
-        c.src_rank = !source_from_provider_ ? static_cast<int>(e.data >> 32)
-                     : (e.flags & FI_RECV) ? provider_source(e.data, sources[i])
-                     : token_matches(e.data) ? net::any_member : net::bad_token;
-        // No job member writes with immediate data when messages are
-        // authenticated (the core uses write + FIN).
-        if (auth_ && !(e.flags & FI_RECV)) c.src_rank = net::bad_token;
-        c.length = e.len;
-      } else if (e.flags & (FI_WRITE | FI_READ)) {
-        c.kind = completion_kind::rma_done;
-      } else {
-        c.kind = completion_kind::send_done;
-      }
-    }
+    for (ssize_t i = 0; i < n; ++i) convert(entries[i], sources + i, out[i]);
     return static_cast<int>(n);
   }
 
  private:
+  // `source`: read only where the provider fills it (FI_SOURCE).
+  [[gnu::always_inline]] void convert(const fi_cq_data_entry& e, const fi_addr_t* source,
+                                      completion& c) {
+    c.ctx = e.op_context;
+    if (e.flags & (FI_RECV | FI_REMOTE_WRITE)) {
+      c.kind = (e.flags & FI_RECV) ? completion_kind::recv : completion_kind::remote_write;
+      c.imm = static_cast<uint32_t>(e.data);
+      c.sealed = auth_ != nullptr;
+      if (auth_ && (e.flags & FI_RECV)) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
+      c.src_rank = !source_from_provider_ ? static_cast<int>(e.data >> 32)
+                   : (e.flags & FI_RECV) ? provider_source(e.data, *source)
+                   : token_matches(e.data) ? net::any_member : net::bad_token;
+      // No job member writes with immediate data when messages are
+      // authenticated (the core uses write + FIN).
+      if (auth_ && !(e.flags & FI_RECV)) c.src_rank = net::bad_token;
+      c.length = e.len;
+    } else if (e.flags & (FI_WRITE | FI_READ)) {
+      c.kind = completion_kind::rma_done;
+    } else {
+      c.kind = completion_kind::send_done;
+    }
+  }
+  // poll() with authentication: heartbeats, the sends of soft_rma's staging
+  // buffers (consumed here), its finished operations and waiting work.
+  int poll_sealed(completion* out, int max, const fi_cq_data_entry* entries,
+                  const fi_addr_t* sources, ssize_t n);
   uint64_t make_data(uint32_t imm) const { return high_bits_ | imm; }
   // The sender of a message, from its FI_SOURCE address and token.
   bool token_matches(uint64_t data) const { return (data & ~uint64_t{0xffffffff}) == token_bits_; }
@@ -267,6 +287,8 @@ class ofi_device final {
   }
   status on_post_error(const char* call, ssize_t rc);
   status inject_sealed(int rank, const void* buf, size_t len, uint32_t imm);
+  status inject_sealed_locked(message_auth::sender& s, int rank, const void* buf, size_t len,
+                              uint32_t imm);
   status post_send_sealed(int rank, const void* buf, size_t len, void* desc, uint32_t imm,
                           void* ctx);
   // Turns a failed operation into a `failed` completion (or aborts if the
@@ -314,6 +336,41 @@ class ofi_device final {
   // On the shm provider: the region's /dev/shm file, named by this device
   // (shm_name.hpp); empty on other providers.
   std::string shm_file_;
+
+  // RDMA as authenticated messages (soft_rma.hpp, soft_rma.cpp); only with
+  // authentication.
+  static constexpr int staging_count = 64;
+  void soft_setup(size_t receive_size);
+  status soft_write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
+                    void* ctx);
+  status soft_read(int rank, void* buf, size_t len, uint64_t raddr, uint64_t rkey, void* ctx);
+  void on_own_message(int src, uint32_t imm, const char* payload, size_t length);
+  void soft_queue(int rank, const rma_work& w, bool coalesce);
+  bool soft_refuse_more(int rank);
+  void soft_pump(int rank);
+  void soft_resume();
+  void mark_pending(int rank);
+  void note_refused(int rank);
+  int soft_completions(completion* out, int max);
+  int staging_take(int rank);
+  void staging_give(int index);
+  int staging_index(const void* ctx) const;
+  status send_own_locked(message_auth::sender& s, int rank, own_kind k, const rma_header& h);
+  status post_own_locked(message_auth::sender& s, int rank, own_kind k, char* staged,
+                         size_t len);
+  size_t piece_ = 0;          // data bytes of one write_piece / read_data
+  size_t staging_size_ = 0;   // header, piece and trailer
+  std::vector<char> staging_;  // staging_count buffers of staging_size_
+  std::vector<int> staging_rank_;  // the peer each buffer is being sent to
+  fid_mr* staging_mr_ = nullptr;
+  std::atomic<uint64_t> staging_free_{~uint64_t{0}};
+  std::unique_ptr<rma_ops> ops_;
+  std::unique_ptr<reg_table> regs_;
+  std::unique_ptr<rma_peer[]> peers_;
+  std::atomic<int> soft_pending_{0};     // peers with pending set
+  std::atomic<uint64_t> refused_{0};     // refused RDMA messages
+  uint64_t refused_told_ = 0;            // of those, reported as dropped (poller's)
+  std::atomic<int> refused_rank_{-1};    // the sender of the latest
 };
 
 }  // namespace lci::ofi

@@ -542,7 +542,7 @@ class shm_device final {
                        : net::unknown_source;
     out.imm = f.kind;
     out.length = 0;
-    out.error = 0;
+    out.error = 0;  // a cell, not a network message
   }
   status write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey, void* ctx,
                bool with_imm, uint32_t imm);

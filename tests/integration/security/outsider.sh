@@ -4,7 +4,7 @@
 # A process outside a running job attacks it over the tcp provider
 # (outsider_job.cpp, outsider_attacker.cpp). Starts JOB on two ranks under
 # LCRUN, reads what rank 0 published (pid, buffer addresses, a completion
-# handle), finds rank 0's listening port the way any local user can
+# handle, the registered buffer's keys as if read off the wire), finds rank 0's listening port the way any local user can
 # (`ss -ltn`, every listening port on the loopback address; the pid is
 # only used to pick the job's when `ss -p` can tell), and runs ATTACKER
 # against it: as uid/gid 65534 (setpriv) when run as root, else as the
@@ -40,7 +40,7 @@ trap cleanup EXIT
 # peer) is not expected to free what it held: no leak report for it.
 leaks=""
 [ "$mode" = hijack ] && leaks="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-env $leaks FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi LCI_SHM=0 \
+env $leaks LCI_TEST_HOOKS=1 FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi LCI_SHM=0 \
   "$lcrun" -n 2 "$job" "$dir" >"$dir/job.log" 2>&1 &
 job_pid=$!
 
@@ -52,7 +52,7 @@ while [ ! -s "$dir/victim.info" ]; do
   fi
   sleep 0.1
 done
-read -r pid secret target handle pid1 <"$dir/victim.info"
+read -r pid secret target handle pid1 peer_key provider_key <"$dir/victim.info"
 
 # A rank's listening ports: with -p, ss names the owner (always for root);
 # otherwise every listening port on the loopback address is a candidate.
@@ -90,7 +90,8 @@ for port in $ports; do
   fi
   echo "outsider.sh: attacking 127.0.0.1:$port (rank 0, pid $pid)"
   FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} timeout 120 \
-    $as_other "$attacker" 127.0.0.1 "$port" "$secret" "$target" "$handle" || status=1
+    $as_other "$attacker" 127.0.0.1 "$port" "$secret" "$target" "$handle" "$peer_key" \
+    "$provider_key" || status=1
 done
 touch "$dir/attack_done"
 

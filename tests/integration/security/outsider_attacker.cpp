@@ -6,15 +6,17 @@
 // naming an unregistered and a registered buffer, forged completion
 // handles, rendezvous and control messages, truncated and oversized
 // messages, garbage; and RDMA reads and writes at those buffers with
-// guessed keys (0 ... 63 and random ones).
+// guessed keys (0 ... 63 and random ones) and with the registered buffer's
+// real keys (the one peers name it by, and the provider's own), as an
+// outsider that read them off the wire would.
 //
 // It succeeds (exit 0) when no RDMA operation of its own completed without
 // error: a completed read would have leaked the rank's memory, a completed
 // write would have changed it (the job checks its bytes as well). The
 // messages cannot be checked from here; the job counts them as dropped.
 //
-// Usage: outsider_attacker <ip> <port> <secret> <target> <handle>
-//   (addresses and handle in decimal, as the job wrote them)
+// Usage: outsider_attacker <ip> <port> <secret> <target> <handle> <key> <provider key>
+//   (addresses, handle and keys in decimal, as the job wrote them)
 //        outsider_attacker --hijack <ip> <rank 0's port> <rank 1's port>
 //   (takes rank 1's connection at rank 0 over; see namespace hijack)
 #include <arpa/inet.h>
@@ -72,8 +74,20 @@ struct attacker {
   void* desc = nullptr;
   long sends = 0, send_errors = 0, rma = 0, rma_completed = 0, rma_errors = 0, rma_lost = 0;
   long stray = 0;  // completions of operations already given up on
+  long unconnected = 0;  // RDMA failed because the rank had closed the connection
+
+  const char* ip_ = nullptr;
+  int port_ = 0;
+  // A new connection (the rank closes one that misbehaved).
+  void reconnect() {
+    close();
+    fabric = nullptr, domain = nullptr, cq = nullptr, av = nullptr, ep = nullptr, mr = nullptr;
+    info = nullptr;
+    open(ip_, port_);
+  }
 
   void open(const char* ip, int port) {
+    ip_ = ip, port_ = port;
     fi_info* hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE;
@@ -173,8 +187,16 @@ struct attacker {
     if (wait_for(ctx, 5) != 0) ++send_errors;
   }
 
-  // One RDMA read or write with a guessed key; counts how it ended.
+  // One RDMA read or write with a guessed key, on a new connection if the
+  // rank had closed the last one; counts how it ended.
   void try_rma(int what, uint64_t address, uint64_t key) {
+    if (try_rma_once(what, address, key) == FI_ENOTCONN) {
+      --rma, --rma_errors, --unconnected;
+      reconnect();
+      try_rma_once(what, address, key);
+    }
+  }
+  int try_rma_once(int what, uint64_t address, uint64_t key) {
     void* ctx = next_context();
     const ssize_t rc = post([&] {
       if (what == 0) return fi_read(ep, buf.data(), 64, desc, victim, address, key, ctx);
@@ -198,7 +220,8 @@ struct attacker {
     ++rma;
     if (rc) {
       ++rma_errors;
-      return;
+      if (rc == -FI_ENOTCONN) ++unconnected;
+      return static_cast<int>(-rc);
     }
     const int r = wait_for(ctx, 5);
     if (r == 0) {
@@ -210,8 +233,11 @@ struct attacker {
     }
     else if (r == 1)
       ++rma_lost;
+    else if (r == FI_ENOTCONN)
+      ++rma_errors, ++unconnected;
     else
       ++rma_errors;
+    return r;
   }
 };
 
@@ -451,16 +477,41 @@ int run(const char* ip, int port, int claimed) {
 int main(int argc, char** argv) {
   if (argc == 5 && strcmp(argv[1], "--hijack") == 0)
     return hijack::run(argv[2], atoi(argv[3]), atoi(argv[4]));
-  if (argc != 6) {
-    fprintf(stderr, "usage: outsider_attacker <ip> <port> <secret> <target> <handle>\n");
+  if (argc != 8) {
+    fprintf(stderr, "usage: outsider_attacker <ip> <port> <secret> <target> <handle> <key> "
+                    "<provider key>\n");
     return 2;
   }
   const uint64_t secret = strtoull(argv[3], nullptr, 10);
   const uint64_t target = strtoull(argv[4], nullptr, 10);
   const uint64_t handle = strtoull(argv[5], nullptr, 10);
+  const uint64_t real_keys[] = {strtoull(argv[6], nullptr, 10), strtoull(argv[7], nullptr, 10)};
+  std::mt19937_64 rng(12345);
+  long real_completed = 0, real_refused = 0, real_unconnected = 0;
+  {
+    // The real keys first, each operation on a connection of its own (the
+    // rank closes a connection that misbehaved), at the buffer they name:
+    // by address, and by offset for providers that address registrations
+    // that way.
+    for (uint64_t key : real_keys)
+      for (uint64_t address : {target, uint64_t{0}})
+        for (int what = 0; what < 3; ++what) {
+          attacker r;
+          r.open(argv[1], atoi(argv[2]));
+          r.try_rma(what, address, key);
+          real_completed += r.rma_completed;
+          real_refused += r.rma_errors - r.unconnected;
+          real_unconnected += r.unconnected;
+          r.close();
+        }
+    printf("attacker: with the registered buffer's real keys (%#llx, provider's %#llx): %ld "
+           "RDMA operations completed, %ld refused, %ld found no connection\n",
+           static_cast<unsigned long long>(real_keys[0]),
+           static_cast<unsigned long long>(real_keys[1]), real_completed, real_refused,
+           real_unconnected);
+  }
   attacker a;
   a.open(argv[1], atoi(argv[2]));
-  std::mt19937_64 rng(12345);
 
   // Claimed ranks and token guesses in the high half of the immediate data.
   const uint32_t highs[] = {0, 1, 2, 0x7fffffffu, 0xffffffffu, static_cast<uint32_t>(rng())};
@@ -536,10 +587,10 @@ int main(int argc, char** argv) {
          "operations: %ld completed, %ld failed, %ld without completion (%ld late completions)\n",
          messages_sent, message_errors, a.rma, a.rma_completed, a.rma_errors, a.rma_lost, a.stray);
   a.close();
-  if (a.rma_completed) {
-    printf("attacker: FAILED: an RDMA operation with a guessed key completed\n");
+  if (a.rma_completed || real_completed) {
+    printf("attacker: FAILED: an RDMA operation of an outsider completed\n");
     return 1;
   }
-  printf("attacker: no RDMA operation with a guessed key completed\n");
+  printf("attacker: no RDMA operation with a guessed or a real key completed\n");
   return 0;
 }

@@ -4,9 +4,13 @@
 // 0's port and sends it forged messages and RDMA operations.
 //
 // Rank 0 publishes, in <dir>/victim.info, what an attacker would aim at:
-// its pid (and, last, rank 1's, whose port a hijacker claims), the address of a buffer it never registered ("secret"), the
+// its pid, the address of a buffer it never registered ("secret"), the
 // address of a buffer it registered (a legitimate LCI_putm target for the
-// job's own ranks), and a completion handle of its own. Both ranks then run
+// job's own ranks), a completion handle of its own, rank 1's pid (whose
+// port a hijacker claims), and the registered buffer's keys: the one peers
+// name it by and the provider's own (LCIT_segment_keys). The keys stand
+// for whatever an outsider could read off the wire or a taken-over
+// connection: the attacker's RDMA with them must not complete either. Both ranks then run
 // rounds of sendm/sendl/putm traffic in both directions, every byte checked,
 // until <dir>/attack_done appears (bounded). At the end: the secret and the
 // registered buffer are unchanged except where the job's own peer wrote,
@@ -103,15 +107,20 @@ int main(int argc, char** argv) {
     comp expl(LCI_COMPLETION_QUEUE);
     const auto targets = allgather_u64(reinterpret_cast<uintptr_t>(target.data()));
     const auto pids = allgather_u64(static_cast<uint64_t>(getpid()));
+    uint64_t peer_key = 0, provider_key = 0;
+    EXPECT(LCIT_segment_keys(registered.segment(), &peer_key, &provider_key) == LCI_OK,
+           "LCIT_segment_keys failed (is LCI_TEST_HOOKS=1 set?)");
     if (LCI_RANK == 0) {
       const std::string tmp = dir + "/victim.info.tmp";
       FILE* f = fopen(tmp.c_str(), "w");
       if (!f) die("cannot write %s", tmp.c_str());
-      fprintf(f, "%d %llu %llu %llu %llu\n", static_cast<int>(getpid()),
+      fprintf(f, "%d %llu %llu %llu %llu %llu %llu\n", static_cast<int>(getpid()),
               static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(secret.data())),
               static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(target.data())),
               static_cast<unsigned long long>(expl.remote()),
-              static_cast<unsigned long long>(pids[1]));
+              static_cast<unsigned long long>(pids[1]),
+              static_cast<unsigned long long>(peer_key),
+              static_cast<unsigned long long>(provider_key));
       fclose(f);
       if (rename(tmp.c_str(), (dir + "/victim.info").c_str()) != 0) die("rename failed");
     }
