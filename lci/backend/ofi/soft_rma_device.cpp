@@ -1,0 +1,287 @@
+// RDMA carried by authenticated messages (see soft_rma.hpp): the libfabric
+// device's side of the protocol.
+#include <algorithm>
+
+#include "lci/backend/ofi/ofi.hpp"
+#include "lci/backend/ofi/soft_rma.hpp"
+#include "lci/util/log.hpp"
+
+namespace lci::ofi {
+
+// ---- the device's side -------------------------------------------------------------
+
+namespace {
+// The most work items waiting for one peer; past it, a peer's read
+// requests and acknowledgements are refused (a member never has more
+// operations in flight than rma_ops::slots).
+constexpr size_t max_peer_work = 4 * rma_ops::slots;
+}  // namespace
+
+void ofi_device::soft_setup(size_t receive_size) {
+  piece_ = receive_size > sizeof(rma_header) ? receive_size - sizeof(rma_header) : 0;
+  if (piece_ < 64)
+    fatal("libfabric: receive buffers of %zu bytes are too short for RDMA pieces", receive_size);
+  staging_size_ = sizeof(rma_header) + piece_ + message_auth::trailer_bytes;
+  staging_.assign(staging_count * staging_size_, 0);
+  staging_rank_.assign(staging_count, -1);
+  ops_ = std::make_unique<rma_ops>();
+  regs_ = std::make_unique<reg_table>();
+  peers_ = std::make_unique<rma_peer[]>(static_cast<size_t>(nranks_));
+}
+
+int ofi_device::staging_take(int rank) {
+  uint64_t bits = staging_free_.load(std::memory_order_relaxed);
+  while (bits) {
+    const int b = __builtin_ctzll(bits);
+    if (staging_free_.compare_exchange_weak(bits, bits & ~(uint64_t{1} << b),
+                                            std::memory_order_acquire, std::memory_order_relaxed)) {
+      staging_rank_[static_cast<size_t>(b)] = rank;
+      return b;
+    }
+  }
+  return -1;
+}
+
+void ofi_device::staging_give(int index) {
+  staging_free_.fetch_or(uint64_t{1} << index, std::memory_order_release);
+}
+
+int ofi_device::staging_index(const void* ctx) const {
+  const char* p = static_cast<const char*>(ctx);
+  const char* base = staging_.data();
+  if (p < base || p >= base + staging_.size()) return -1;
+  return static_cast<int>(static_cast<size_t>(p - base) / staging_size_);
+}
+
+void ofi_device::soft_queue(int rank, const rma_work& w, bool coalesce) {
+  rma_peer& p = peers_[static_cast<size_t>(rank)];
+  p.lock.lock();
+  if (coalesce && !p.work.empty()) {
+    rma_work& last = p.work.back();
+    if (last.w == rma_work::what::message && last.k == w.k && last.h.op == w.h.op) {
+      last.h.length += w.h.length;
+      p.lock.unlock();
+      soft_pump(rank);
+      return;
+    }
+  }
+  p.work.push_back(w);
+  p.lock.unlock();
+  soft_pump(rank);
+}
+
+bool ofi_device::soft_refuse_more(int rank) {
+  rma_peer& p = peers_[static_cast<size_t>(rank)];
+  p.lock.lock();
+  const bool full = p.work.size() >= max_peer_work;
+  p.lock.unlock();
+  return full;
+}
+
+void ofi_device::soft_pump(int rank) {
+  rma_peer& p = peers_[static_cast<size_t>(rank)];
+  message_auth::sender s(*auth_, rank);
+  if (!s.locked()) {
+    // The holder of the send lock may be past its look at the queue.
+    mark_pending(rank);
+    return;
+  }
+  p.lock.lock();
+  while (!p.work.empty()) {
+    rma_work& w = p.work.front();
+    if (w.w == rma_work::what::message) {
+      if (send_own_locked(s, rank, w.k, w.h) != status::ok) break;
+      p.work.pop_front();
+      continue;
+    }
+    bool stalled = false;
+    while (w.sent < w.h.length) {
+      const int b = staging_take(rank);
+      if (b < 0) {
+        stalled = true;
+        break;
+      }
+      char* at = staging_.data() + static_cast<size_t>(b) * staging_size_;
+      const uint64_t n = std::min<uint64_t>(piece_, w.h.length - w.sent);
+      rma_header h{};
+      own_kind k;
+      if (w.w == rma_work::what::write) {
+        k = own_kind::write_piece;
+        h = {w.h.op, w.h.address + w.sent, w.h.key, n};
+        memcpy(at + sizeof h, w.source + w.sent, n);
+      } else {
+        // Checked again for every piece: the owner may have deregistered
+        // the memory since the request (then the rest is refused).
+        k = own_kind::read_data;
+        h = {w.h.op, w.sent, 0, n};
+        const bool ok = regs_->with_range(w.h.key, w.h.address + w.sent, n, [&](char* src) {
+          memcpy(at + sizeof h, src, n);
+        });
+        if (!ok) {
+          staging_give(b);
+          note_refused(rank);
+          w = rma_work{rma_work::what::message, own_kind::read_fail,
+                       {w.h.op, 0, 0, w.h.length - w.sent}, nullptr, 0};
+          stalled = true;  // sent as a message on the next turn of the loop
+          break;
+        }
+      }
+      memcpy(at, &h, sizeof h);
+      if (post_own_locked(s, rank, k, at, sizeof h + n) != status::ok) {
+        staging_give(b);
+        stalled = true;
+        break;
+      }
+      w.sent += n;
+    }
+    if (w.w == rma_work::what::message) continue;  // a read turned into read_fail
+    if (stalled) break;
+    p.work.pop_front();
+  }
+  const bool left = !p.work.empty();
+  p.lock.unlock();
+  if (left) mark_pending(rank);
+}
+
+void ofi_device::mark_pending(int rank) {
+  rma_peer& p = peers_[static_cast<size_t>(rank)];
+  if (!p.pending.exchange(true, std::memory_order_relaxed))
+    soft_pending_.fetch_add(1, std::memory_order_release);
+}
+
+void ofi_device::soft_resume() {
+  for (int r = 0; r < static_cast<int>(nranks_); ++r) {
+    rma_peer& p = peers_[static_cast<size_t>(r)];
+    if (!p.pending.load(std::memory_order_relaxed)) continue;
+    p.pending.store(false, std::memory_order_relaxed);
+    soft_pending_.fetch_sub(1, std::memory_order_acq_rel);
+    soft_pump(r);
+  }
+}
+
+void ofi_device::note_refused(int rank) {
+  refused_rank_.store(rank, std::memory_order_relaxed);
+  refused_.fetch_add(1, std::memory_order_release);
+}
+
+status ofi_device::soft_write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
+                              void* ctx) {
+  const uint64_t id = ops_->take(rma_ops::kind::write, rank,
+                                 static_cast<char*>(const_cast<void*>(buf)), len, ctx);
+  if (!id) return status::retry;
+  if (len == 0) {
+    ops_->count(id, rank, rma_ops::kind::write, 0, false);
+    return status::ok;
+  }
+  soft_queue(rank, rma_work{rma_work::what::write, own_kind::write_piece, {id, raddr, rkey, len},
+                            static_cast<const char*>(buf), 0}, false);
+  return status::ok;
+}
+
+status ofi_device::soft_read(int rank, void* buf, size_t len, uint64_t raddr, uint64_t rkey,
+                             void* ctx) {
+  const uint64_t id = ops_->take(rma_ops::kind::read, rank, static_cast<char*>(buf), len, ctx);
+  if (!id) return status::retry;
+  if (len == 0) {
+    ops_->count(id, rank, rma_ops::kind::read, 0, false);
+    return status::ok;
+  }
+  soft_queue(rank, rma_work{rma_work::what::message, own_kind::read_request,
+                            {id, raddr, rkey, len}, nullptr, 0}, false);
+  return status::ok;
+}
+
+void ofi_device::on_own_message(int src, uint32_t imm, const char* payload, size_t length) {
+  rma_header h;
+  if (length < sizeof h) {
+    note_refused(src);
+    return;
+  }
+  memcpy(&h, payload, sizeof h);
+  const char* data = payload + sizeof h;
+  const uint64_t n = length - sizeof h;
+  const auto k = static_cast<own_kind>(imm & 0xFu);
+  switch (k) {
+    case own_kind::write_piece: {
+      if (h.length != n) break;
+      const bool ok =
+          regs_->with_range(h.key, h.address, n, [&](char* dst) { memcpy(dst, data, n); });
+      if (!ok) note_refused(src);
+      // Always answered (consecutive answers to one operation merge), or
+      // the origin would wait for ever.
+      soft_queue(src, rma_work{rma_work::what::message,
+                               ok ? own_kind::write_ack : own_kind::write_nack,
+                               {h.op, 0, 0, n}, nullptr, 0}, true);
+      return;
+    }
+    case own_kind::read_request: {
+      if (n != 0) break;
+      if (soft_refuse_more(src)) {
+        note_refused(src);
+        return;
+      }
+      const bool ok = h.length <= rma_ops::max_length &&
+                      regs_->with_range(h.key, h.address, h.length, [](char*) {});
+      if (!ok) {
+        note_refused(src);
+        soft_queue(src, rma_work{rma_work::what::message, own_kind::read_fail, {h.op, 0, 0, h.length},
+                                 nullptr, 0}, false);
+        return;
+      }
+      soft_queue(src, rma_work{rma_work::what::read_reply, own_kind::read_data, h, nullptr, 0},
+                 false);
+      return;
+    }
+    case own_kind::read_data: {
+      if (h.length != n) break;
+      char* dst = ops_->read_target(h.op, src, h.address, n);
+      if (!dst) break;
+      memcpy(dst, data, n);
+      if (!ops_->count(h.op, src, rma_ops::kind::read, n, false)) break;
+      return;
+    }
+    case own_kind::write_ack:
+    case own_kind::write_nack:
+    case own_kind::read_fail: {
+      if (n != 0) break;
+      const auto kind = k == own_kind::read_fail ? rma_ops::kind::read : rma_ops::kind::write;
+      if (!ops_->count(h.op, src, kind, h.length, k != own_kind::write_ack)) break;
+      return;
+    }
+    default:
+      break;
+  }
+  // A message of this kind that fits no operation: counted like any
+  // malformed message (only a member can have sent it).
+  note_refused(src);
+}
+
+int ofi_device::soft_completions(completion* out, int max) {
+  int n = 0;
+  if (refused_.load(std::memory_order_relaxed) != refused_told_ && max > 0) {
+    ++refused_told_;
+    completion& c = out[n++];
+    c = completion{};
+    c.kind = completion_kind::dropped;
+    c.error = 1;  // a network message, not a shared-memory cell
+    c.ctx = const_cast<char*>("RDMA request (key, range or operation)");
+    c.src_rank = refused_rank_.load(std::memory_order_relaxed);
+  }
+  while (n < max) {
+    const int slot = ops_->pop_finished();
+    if (slot < 0) break;
+    completion& c = out[n++];
+    c = completion{};
+    c.ctx = ops_->ctx_of(slot);
+    if (ops_->failed(slot)) {
+      c.kind = completion_kind::failed;
+      c.error = FI_EACCES;
+    } else {
+      c.kind = completion_kind::rma_done;
+    }
+    ops_->release(slot);
+  }
+  return n;
+}
+
+}  // namespace lci::ofi
