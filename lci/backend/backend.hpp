@@ -143,6 +143,9 @@ class network_device final {
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
     if (is_ofi()) ofi_->check_delivery(boot, progress);
   }
+  void end_of_batch() {
+    if (is_ofi()) ofi_->end_of_batch();
+  }
 
  private:
   bool is_ofi() const {
@@ -272,6 +275,10 @@ class backend_device final {
   // Collective at teardown: every message a peer sent arrived (or fatal).
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
     if (net_) net_->check_delivery(boot, progress);
+  }
+  // After the core handled the completions one poll() returned.
+  void end_of_batch() {
+    if (net_) net_->end_of_batch();
   }
 
   [[gnu::always_inline]] int poll(completion* out, int max) {

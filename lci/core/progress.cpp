@@ -315,6 +315,7 @@ bool device::progress() {
         break;
     }
   }
+  if (n > 0) net->end_of_batch();
 #ifdef LCI_PROFILE
   LCI_PROF_INC(*this, progress_calls);
   if (!did && n == 0) LCI_PROF_INC(*this, progress_empty);

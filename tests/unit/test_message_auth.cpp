@@ -4,6 +4,7 @@
 // receivers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -54,6 +55,41 @@ TEST_CASE("message auth: bound to direction, header, length, bytes and key") {
   }
   CHECK(r1.open(0, 7, m.data(), m.size()) == nullptr);
   CHECK(r1.received_from(0) == 1);
+}
+
+TEST_CASE("message auth: long payloads (NH blocks) are bound to every byte and their length") {
+  message_auth r0(k0, k1, 0, 2), r1(k0, k1, 1, 2);
+  uint64_t seq = 0;  // one sequence across all messages (no replays)
+  for (size_t len : {size_t(129), size_t(1000), size_t(1024), size_t(1025), size_t(12224),
+                     size_t(65536)}) {
+    std::vector<char> m(len + T);
+    for (size_t i = 0; i < len; ++i) m[i] = static_cast<char>(i * 131 + len);
+    r0.seal(1, 9, m.data(), len, ++seq);
+    CHECK(r1.open(0, 9, m.data(), m.size()) == nullptr);
+    // One flipped bit anywhere (first, middle and last byte of each block)
+    // fails, and so does the same bytes claimed one shorter.
+    for (size_t at : {size_t(0), len / 2, len - 1, std::min(len - 1, size_t(1023)),
+                      std::min(len - 1, size_t(1024))}) {
+      r0.seal(1, 9, m.data(), len, ++seq);
+      m[at] ^= 4;
+      CHECK(r1.open(0, 9, m.data(), m.size()) != nullptr);
+      m[at] ^= 4;
+      CHECK(r1.open(0, 9, m.data(), m.size()) == nullptr);  // the tag, not the number, failed
+    }
+    r0.seal(1, 9, m.data(), len, ++seq);
+    std::vector<char> shorter(m.begin(), m.begin() + static_cast<long>(len - 1));
+    shorter.insert(shorter.end(), m.begin() + static_cast<long>(len), m.end());
+    CHECK(r1.open(0, 9, shorter.data(), shorter.size()) != nullptr);
+    // Zero padding of the last block is not the same message as real zeros.
+    std::vector<char> z(len + 8 + T, 0), zl(len + T, 0);
+    r0.seal(1, 9, zl.data(), len, ++seq);
+    memcpy(z.data() + len + 8, zl.data() + len, T);
+    CHECK(r1.open(0, 9, z.data(), z.size()) != nullptr);
+    // A message built under another key fails.
+    message_auth other(k0, k1 ^ 2, 0, 2);
+    other.seal(1, 9, m.data(), len, ++seq);
+    CHECK(r1.open(0, 9, m.data(), m.size()) != nullptr);
+  }
 }
 
 TEST_CASE("message auth: replay window accepts reordering, refuses repeats and old numbers") {

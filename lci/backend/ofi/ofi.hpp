@@ -231,6 +231,12 @@ class ofi_device final {
   // authentication.
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress);
 
+  // After the core has handled a batch of completions of poll(): sends
+  // what handling them queued (answers to RDMA pieces, merged).
+  void end_of_batch() {
+    if (auth_ && soft_pending_.load(std::memory_order_acquire)) soft_resume();
+  }
+
   // Inlined into the progress loop: it runs for every (often empty) poll.
   [[gnu::always_inline]] int poll(completion* out, int max) {
     constexpr int batch = 16;
@@ -345,7 +351,8 @@ class ofi_device final {
                     void* ctx);
   status soft_read(int rank, void* buf, size_t len, uint64_t raddr, uint64_t rkey, void* ctx);
   void on_own_message(int src, uint32_t imm, const char* payload, size_t length);
-  void soft_queue(int rank, const rma_work& w, bool coalesce);
+  // Queues work for `rank`; sends it now, or at the end of the batch.
+  void soft_queue(int rank, const rma_work& w, bool coalesce, bool now);
   bool soft_refuse_more(int rank);
   void soft_pump(int rank);
   void soft_resume();

@@ -53,21 +53,23 @@ int ofi_device::staging_index(const void* ctx) const {
   return static_cast<int>(static_cast<size_t>(p - base) / staging_size_);
 }
 
-void ofi_device::soft_queue(int rank, const rma_work& w, bool coalesce) {
+void ofi_device::soft_queue(int rank, const rma_work& w, bool coalesce, bool now) {
   rma_peer& p = peers_[static_cast<size_t>(rank)];
   p.lock.lock();
+  bool merged = false;
   if (coalesce && !p.work.empty()) {
     rma_work& last = p.work.back();
     if (last.w == rma_work::what::message && last.k == w.k && last.h.op == w.h.op) {
       last.h.length += w.h.length;
-      p.lock.unlock();
-      soft_pump(rank);
-      return;
+      merged = true;
     }
   }
-  p.work.push_back(w);
+  if (!merged) p.work.push_back(w);
   p.lock.unlock();
-  soft_pump(rank);
+  if (now)
+    soft_pump(rank);
+  else
+    mark_pending(rank);
 }
 
 bool ofi_device::soft_refuse_more(int rank) {
@@ -174,7 +176,7 @@ status ofi_device::soft_write(int rank, const void* buf, size_t len, uint64_t ra
     return status::ok;
   }
   soft_queue(rank, rma_work{rma_work::what::write, own_kind::write_piece, {id, raddr, rkey, len},
-                            static_cast<const char*>(buf), 0}, false);
+                            static_cast<const char*>(buf), 0}, false, true);
   return status::ok;
 }
 
@@ -187,7 +189,7 @@ status ofi_device::soft_read(int rank, void* buf, size_t len, uint64_t raddr, ui
     return status::ok;
   }
   soft_queue(rank, rma_work{rma_work::what::message, own_kind::read_request,
-                            {id, raddr, rkey, len}, nullptr, 0}, false);
+                            {id, raddr, rkey, len}, nullptr, 0}, false, true);
   return status::ok;
 }
 
@@ -207,11 +209,12 @@ void ofi_device::on_own_message(int src, uint32_t imm, const char* payload, size
       const bool ok =
           regs_->with_range(h.key, h.address, n, [&](char* dst) { memcpy(dst, data, n); });
       if (!ok) note_refused(src);
-      // Always answered (consecutive answers to one operation merge), or
-      // the origin would wait for ever.
+      // Always answered, or the origin would wait for ever. The answer
+      // waits for the end of this batch of completions (end_of_batch), so
+      // that the answers to the pieces of one operation merge into one.
       soft_queue(src, rma_work{rma_work::what::message,
                                ok ? own_kind::write_ack : own_kind::write_nack,
-                               {h.op, 0, 0, n}, nullptr, 0}, true);
+                               {h.op, 0, 0, n}, nullptr, 0}, true, false);
       return;
     }
     case own_kind::read_request: {
@@ -225,11 +228,11 @@ void ofi_device::on_own_message(int src, uint32_t imm, const char* payload, size
       if (!ok) {
         note_refused(src);
         soft_queue(src, rma_work{rma_work::what::message, own_kind::read_fail, {h.op, 0, 0, h.length},
-                                 nullptr, 0}, false);
+                                 nullptr, 0}, false, true);
         return;
       }
       soft_queue(src, rma_work{rma_work::what::read_reply, own_kind::read_data, h, nullptr, 0},
-                 false);
+                 false, true);
       return;
     }
     case own_kind::read_data: {
