@@ -189,6 +189,13 @@ void describe_ofi(report& r, const char* bootstrap_name) {
                   "bootstrap; RTR keys masked; sent/received counts checked at teardown; "
                   "not encrypted"
                 : "none (local-only provider: the kernel names the peer)");
+    r.text("ofi.rma",
+           !auth ? "the provider's RDMA"
+           : lci::current_config().ofi_rma_messages
+               ? "puts and gets as authenticated messages (no memory is registered with the "
+                 "provider for remote access: a key read off the wire reaches nothing)"
+               : "the provider's RDMA (LCI_OFI_RMA_MESSAGES=0): its requests carry "
+                 "registration keys in clear");
   }
   r.text("ofi.registration_keys", (i.domain_attr->mr_mode & FI_MR_PROV_KEY) || i.domain_attr->mr_mode == FI_MR_BASIC
                                       ? "provider's"

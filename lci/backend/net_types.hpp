@@ -54,6 +54,7 @@ struct settings {
   bool ibv_use_odp = false;     // LCI_IBV_USE_ODP
   bool ibv_on_demand = false;   // LCI_IBV_ON_DEMAND
   int ofi_cq_data_size = 0;     // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
+  bool ofi_rma_messages = true;  // LCI_OFI_RMA_MESSAGES: with authentication, soft_rma.hpp
   // The native intra-node transport (backend/shm).
   bool shm = true;              // LCI_SHM
   bool shm_cma = true;          // LCI_SHM_CMA

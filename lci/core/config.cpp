@@ -100,6 +100,7 @@ const entry table[] = {
     {"LCI_USE_DREG", kind::integer, effective, LCI_FIELD(use_dreg), LCI_USE_DREG_DEFAULT, "cache LCI_SEGMENT_ALL registrations (1: where the backend does not pin pages; 0: register per use)"},
     {"LCI_REG_CACHE_MAX_ENTRIES", kind::integer, effective, LCI_FIELD(reg_cache_max_entries), 4096, "registrations a device's cache keeps (least recently used unused ones leave first)"},
     {"LCI_OFI_CQ_DATA_SIZE", kind::integer, effective, LCI_FIELD(ofi_cq_data_size), 0, "libfabric: bytes of immediate data used (0: the provider's; 4: as on 4-byte providers; 8)"},
+    {"LCI_OFI_RMA_MESSAGES", kind::boolean, effective, LCI_FIELD(ofi_rma_messages), 1, "libfabric, providers with message authentication (all but shm): puts and gets travel as authenticated messages (0: the provider's RDMA, faster for long transfers, but its requests carry registration keys in clear; every rank must use the same)"},
     {"LCI_BACKEND", kind::backend, effective, LCI_FIELD(backend_request), 0, "ofi|ibv (unset: ibv if an active verbs port exists, else ofi)"},
     {"LCI_IBV_DEVICE", kind::text, effective, LCI_FIELD(ibv_device), 0, "verbs device name (unset: first with an active port)"},
     {"LCI_IBV_PORT", kind::integer, effective, LCI_FIELD(ibv_port), 0, "verbs port number (0: first active)"},
@@ -486,6 +487,7 @@ net::settings backend_settings() {
   s.ibv_use_odp = c.ibv_use_odp != 0;
   s.ibv_on_demand = c.ibv_on_demand;
   s.ofi_cq_data_size = c.ofi_cq_data_size;
+  s.ofi_rma_messages = c.ofi_rma_messages;
   s.shm = c.shm;
   s.shm_cma = c.shm_cma;
   s.shm_ring_cells = static_cast<uint64_t>(c.shm_ring_size);

@@ -78,6 +78,7 @@ struct config {
   int use_dreg = 0;                              // LCI_USE_DREG
   int reg_cache_max_entries = 0;                 // LCI_REG_CACHE_MAX_ENTRIES
   int ofi_cq_data_size = 0;                      // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
+  bool ofi_rma_messages = true;                  // LCI_OFI_RMA_MESSAGES
   int ibv_use_odp = 0;                           // LCI_IBV_USE_ODP
   std::string backend_request;                   // LCI_BACKEND: "" (automatic), "ofi" or "ibv"
   std::string ibv_device;                        // LCI_IBV_DEVICE: "" (first with an active port)

@@ -181,6 +181,9 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     memcpy(words, k.data(), sizeof(words));
     auth_ = std::make_unique<message_auth>(words[0], words[1], boot.rank(), boot.size());
     watch_.resize(static_cast<size_t>(boot.size()));
+    soft_ = s.ofi_rma_messages;
+  }
+  if (soft_) {
     soft_setup(s.shm_max_payload);
     check(fi_mr_reg(domain_, staging_.data(), staging_.size(), FI_SEND, 0,
                     mr_prov_key_ ? 0 : random_bits(), 0, &staging_mr_, nullptr),
@@ -206,9 +209,12 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
                                 : "the provider (FI_SOURCE), without a job token (4-byte data)")
               : "the rank the sender claims (the provider has no FI_SOURCE)");
   LCI_LOG(info, "libfabric device %d: messages %s", group_index,
-          auth_ ? "authenticated (SipHash-2-4 tag and sequence number under a per-job key); "
-                  "puts and gets travel as authenticated messages"
-                : "not authenticated (a local-only provider)");
+          !auth_ ? "not authenticated (a local-only provider)"
+          : soft_ ? "authenticated (SipHash-2-4 tag and sequence number under a per-job key); "
+                    "puts and gets travel as authenticated messages"
+                  : "authenticated (SipHash-2-4 tag and sequence number under a per-job key); "
+                    "puts and gets use the provider's RDMA (LCI_OFI_RMA_MESSAGES=0: its "
+                    "requests carry registration keys in clear)");
   LCI_LOG(info, "libfabric device %d on provider %s (inject %zu, rx queue %zu, max message %zu)",
           group_index, provider_.c_str(), max_inject_, rx_size_, max_msg_size_);
 }
@@ -240,7 +246,7 @@ void ofi_device::peers_attached() {
 }
 
 net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access access) {
-  if (auth_ && access == net::mr_access::remote && !mr_local_) {
+  if (soft_ && access == net::mr_access::remote && !mr_local_) {
     // Peers reach the memory only through soft_rma.hpp, and local
     // operations need no descriptor: the provider is not told about it at
     // all (a provider registration, even without remote access flags, can
@@ -256,7 +262,7 @@ net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access acces
   if (access != net::mr_access::source) flags |= FI_RECV | FI_READ;
   // With authentication peers reach memory only through soft_rma.hpp: the
   // provider gets no remote access to give away.
-  if (access == net::mr_access::remote && !auth_) flags |= FI_REMOTE_READ | FI_REMOTE_WRITE;
+  if (access == net::mr_access::remote && !soft_) flags |= FI_REMOTE_READ | FI_REMOTE_WRITE;
   // Where the application chooses keys, random ones: a peer (or a process
   // outside the job) cannot guess a key it was not sent.
   const uint64_t key_mask = mr_key_size_ >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * mr_key_size_)) - 1;
@@ -285,7 +291,7 @@ net::mr ofi_device::register_memory(void* addr, size_t len, net::mr_access acces
   out.handle = m;
   out.desc = fi_mr_desc(m);
   out.rkey = fi_mr_key(m);
-  if (auth_) {
+  if (soft_) {
     // Only keys of this backend's table reach memory; other registrations
     // give peers no key at all.
     out.rkey = access == net::mr_access::remote ? regs_->insert(reinterpret_cast<uintptr_t>(addr), len)
@@ -301,7 +307,7 @@ uint64_t ofi_device::provider_key(const net::mr& m) const {
 void ofi_device::deregister_memory(net::mr& m) {
   if (!m.handle) return;
   // Waits for a peer's copy into or out of the memory in progress.
-  if (auth_ && m.rkey) regs_->erase(m.rkey);
+  if (soft_ && m.rkey) regs_->erase(m.rkey);
   if (m.handle == this) {  // in the table only
     m = net::mr{};
     return;
@@ -387,7 +393,7 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
     for (ssize_t i = 0; i < n; ++i) {
       const fi_cq_data_entry& e = entries[i];
       if (!(e.flags & (FI_RECV | FI_REMOTE_WRITE | FI_WRITE | FI_READ))) {
-        const int b = staging_index(e.op_context);
+        const int b = soft_ ? staging_index(e.op_context) : -1;
         if (b >= 0) {  // a piece of soft_rma left: its buffer is free again
           staging_give(b);
           continue;
@@ -396,6 +402,7 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
       convert(e, sources + i, out[j++]);
     }
   }
+  if (!soft_) return j;
   if (soft_pending_.load(std::memory_order_acquire)) soft_resume();
   if (j < max && (ops_->any_finished() || refused_.load(std::memory_order_relaxed) != refused_told_))
     j += soft_completions(out + j, max - j);
@@ -411,8 +418,11 @@ bool ofi_device::open_sealed(completion& c, const void* buf) {
     if (__builtin_expect(is_own_imm(c.imm), 0)) {
       if (c.imm == heartbeat_imm) {
         if (c.length == 16) on_heartbeat(c.src_rank, buf);
-      } else {
+      } else if (soft_) {
         on_own_message(c.src_rank, c.imm, static_cast<const char*>(buf), c.length);
+      } else {
+        fatal("libfabric: rank %d sends puts and gets as messages (LCI_OFI_RMA_MESSAGES=1) and "
+              "this rank does not: every rank must use the same setting", c.src_rank);
       }
       return false;
     }
@@ -518,7 +528,7 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
     out->length = 0;
     return 1;
   }
-  if (auth_) {
+  if (soft_) {
     const int b = staging_index(err.op_context);
     if (b >= 0)
       fatal("libfabric: sending a piece of an RDMA transfer to rank %d failed: %s; the "

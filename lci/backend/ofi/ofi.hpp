@@ -30,7 +30,8 @@
 // authentication the provider's RDMA is not used at all: puts and gets
 // travel as authenticated messages of the backend's own (soft_rma.hpp),
 // and no memory is registered with the provider for remote access, so a
-// key read off the wire opens nothing. Keys inside LCI's messages are
+// key read off the wire opens nothing (LCI_OFI_RMA_MESSAGES=0 goes back to
+// the provider's RDMA, whose requests carry registration keys in clear). Keys inside LCI's messages are
 // masked as well (seal_key). RDMA writes with immediate data have no
 // message form, so with authentication the core uses write + FIN instead
 // and a remote-write completion is treated as forged.
@@ -97,7 +98,7 @@ class ofi_device final {
   // The provider's ep_attr->max_msg_size: the most one send or RDMA moves
   // (with authentication, the most one operation of soft_rma.hpp moves).
   size_t max_message_size() const {
-    return auth_ ? std::min<size_t>(max_msg_size_, rma_ops::max_length) : max_msg_size_;
+    return soft_ ? std::min<size_t>(max_msg_size_, rma_ops::max_length) : max_msg_size_;
   }
 
   // Called once every rank of the job has inserted every address (after a
@@ -150,7 +151,7 @@ class ofi_device final {
   status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                     uint64_t rkey, void* ctx, bool delivered) {
     // Acknowledged by the target: always delivered.
-    if (auth_) return soft_write(rank, buf, len, raddr, rkey, ctx);
+    if (soft_) return soft_write(rank, buf, len, raddr, rkey, ctx);
     if (!delivered) {
       net::annotate_post(this);
       ssize_t rc = fi_write(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
@@ -185,7 +186,7 @@ class ofi_device final {
 
   status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
                    void* ctx) {
-    if (auth_) return soft_read(rank, buf, len, raddr, rkey, ctx);
+    if (soft_) return soft_read(rank, buf, len, raddr, rkey, ctx);
     net::annotate_post(this);
     ssize_t rc = fi_read(ep_, buf, len, desc, addrs_[rank], raddr, rkey, ctx);
     if (__builtin_expect(rc == 0, 1)) return status::ok;
@@ -196,11 +197,11 @@ class ofi_device final {
   // that starts at `base`: the virtual address, or the offset into the
   // registration for providers that do not use virtual addresses.
   uint64_t remote_address(const void* base, const void* addr) const {
-    return mr_virt_addr_ || auth_ ? reinterpret_cast<uint64_t>(addr)
+    return mr_virt_addr_ || soft_ ? reinterpret_cast<uint64_t>(addr)
                          : static_cast<uint64_t>(static_cast<const char*>(addr) -
                                                  static_cast<const char*>(base));
   }
-  bool uses_virtual_addresses() const { return mr_virt_addr_ || auth_; }
+  bool uses_virtual_addresses() const { return mr_virt_addr_ || soft_; }
   // Whether a registration holds on to the physical pages it was made for
   // (see registrations_pin_of() in ofi.cpp).
   bool registrations_pin() const { return registrations_pin_; }
@@ -234,7 +235,7 @@ class ofi_device final {
   // After the core has handled a batch of completions of poll(): sends
   // what handling them queued (answers to RDMA pieces, merged).
   void end_of_batch() {
-    if (auth_ && soft_pending_.load(std::memory_order_acquire)) soft_resume();
+    if (soft_ && soft_pending_.load(std::memory_order_acquire)) soft_resume();
   }
 
   // Inlined into the progress loop: it runs for every (often empty) poll.
@@ -323,6 +324,9 @@ class ofi_device final {
   std::string provider_;
   // Message authentication (auth.hpp); null where it is off (shm).
   std::unique_ptr<message_auth> auth_;
+  // Puts and gets as authenticated messages (soft_rma.hpp): with
+  // authentication, unless LCI_OFI_RMA_MESSAGES=0.
+  bool soft_ = false;
   int group_index_ = 0;
   int check_rounds_ = 0;  // check_delivery calls so far (names its bootstrap keys)
   // Heartbeats (see the top of this file). polls_ and next_heartbeat_ns_:
