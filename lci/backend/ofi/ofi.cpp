@@ -532,7 +532,7 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
     const int b = staging_index(err.op_context);
     if (b >= 0)
       fatal("libfabric: sending a piece of an RDMA transfer to rank %d failed: %s; the "
-            "connection to rank %d was lost or taken over (provider %s)",
+            "connection to rank %d was taken over or lost (provider %s)",
             staging_rank_[static_cast<size_t>(b)], fi_strerror(err.err),
             staging_rank_[static_cast<size_t>(b)], provider_.c_str());
   }

@@ -15,6 +15,8 @@ namespace {
 // requests and acknowledgements are refused (a member never has more
 // operations in flight than rma_ops::slots).
 constexpr size_t max_peer_work = 4 * rma_ops::slots;
+// Pieces one holder of a peer's send lock sends before it lets go.
+constexpr int max_pieces_per_turn = 16;
 }  // namespace
 
 void ofi_device::soft_setup(size_t receive_size) {
@@ -89,6 +91,7 @@ void ofi_device::soft_pump(int rank) {
     return;
   }
   p.lock.lock();
+  int pieces = 0;
   while (!p.work.empty()) {
     rma_work& w = p.work.front();
     if (w.w == rma_work::what::message) {
@@ -98,11 +101,14 @@ void ofi_device::soft_pump(int rank) {
     }
     bool stalled = false;
     while (w.sent < w.h.length) {
-      const int b = staging_take(rank);
+      // A bounded turn: the core's own messages to this peer wait for the
+      // send lock meanwhile (they retry), so a long transfer yields it.
+      const int b = pieces < max_pieces_per_turn ? staging_take(rank) : -1;
       if (b < 0) {
         stalled = true;
         break;
       }
+      ++pieces;
       char* at = staging_.data() + static_cast<size_t>(b) * staging_size_;
       const uint64_t n = std::min<uint64_t>(piece_, w.h.length - w.sent);
       rma_header h{};
