@@ -50,7 +50,7 @@ if(DEFINED LCI_SERVER)
   elseif(lci_server STREQUAL "ofi")
     message(STATUS "LCI: LCI_SERVER=ofi: the libfabric backend is always built")
   else()
-    message(STATUS "LCI: LCI_SERVER=${LCI_SERVER} ignored: this LCI has the ofi and ibv backends only")
+    message(STATUS "LCI: LCI_SERVER=${LCI_SERVER} ignored: this LCI has the ofi and ibv network backends only")
   endif()
 endif()
 

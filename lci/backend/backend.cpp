@@ -55,19 +55,19 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   // fatal) even where every peer turns out to be on this host.
   process_backend(s);
   const int nranks = boot.size(), me = boot.rank();
-  report_.native_on = s.shm;
-  report_.native_reason = s.shm ? "LCI_SHM=1" : "LCI_SHM=0";
-  if (s.shm) {
-    shm::options o;
-    o.ring_cells = s.shm_ring_cells;
-    o.max_payload = s.shm_max_payload;
-    o.cma = s.shm_cma;
-    o.test_no_cma_rank = s.shm_test_no_cma_rank;
-    shm_.emplace(me, nranks, group_index, o);
+  report_.native_on = s.native_on;
+  report_.native_reason = s.native_on ? "LCI_SHM=1" : "LCI_SHM=0";
+  if (s.native_on) {
+    native::options o;
+    o.ring_cells = s.native_ring_cells;
+    o.max_payload = s.max_payload;
+    o.cma = s.native_cma;
+    o.test_no_cma_rank = s.native_test_no_cma_rank;
+    native_.emplace(me, nranks, group_index, o);
   }
   // One exchange decides every route: "host key,segment address", or "off".
-  const std::string key = "shm" + std::to_string(group_index);
-  const std::string mine = shm_ ? shm::host_key() + "," + shm_->address() : "off";
+  const std::string key = "native" + std::to_string(group_index);
+  const std::string mine = native_ ? native::host_key() + "," + native_->address() : "off";
   boot.put(key, mine);
   boot.fence();
   std::vector<std::string> hosts(static_cast<size_t>(nranks)), addresses(hosts.size());
@@ -86,15 +86,15 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   // transport off is a host of its own).
   bool one_host = !addresses[0].empty();
   for (size_t r = 0; r < hosts.size(); ++r) {
-    local[r] = shm_ && hosts[r] == hosts[static_cast<size_t>(me)];
+    local[r] = native_ && hosts[r] == hosts[static_cast<size_t>(me)];
     one_host = one_host && hosts[r] == hosts[0];
   }
-  if (shm_) shm_->attach(addresses, local);
+  if (native_) native_->attach(addresses, local);
   // Every rank has mapped its local peers' segments (and named its ptracer):
   // the segments' descriptors close, and cross-memory attach is tested.
   // Every rank takes this fence, the transport on or off.
   boot.fence();
-  if (shm_) shm_->attached();
+  if (native_) native_->attached();
   // Every rank sees the same keys, so every rank decides the same here.
   if (!one_host) net_.emplace(boot, group_index, s);
   routes_.resize(hosts.size());
@@ -103,9 +103,9 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
     (local[r] ? report_.local_peers : report_.remote_peers) += 1;
   }
   report_.network_open = net_.has_value();
-  if (shm_ && net_) shm_->count_posted(true);
+  if (native_ && net_) native_->count_posted(true);
   max_inject_ = SIZE_MAX;
-  if (shm_) max_inject_ = std::min(max_inject_, shm_->max_inject());
+  if (native_) max_inject_ = std::min(max_inject_, native_->max_inject());
   if (net_) max_inject_ = std::min(max_inject_, net_->max_inject());
   LCI_LOG(info, "device %d: %d rank(s) on this host through %s, %d on other hosts through %s",
           group_index, report_.local_peers,
@@ -122,12 +122,12 @@ mr backend_device::register_memory(void* addr, size_t len, mr_access a) {
     m.handle = this;  // nothing to hold: cross-memory attach needs no registration
     m.rkey = random_bits();
   }
-  if (shm_) shm_->record_registration(addr, len, a, m.rkey);
+  if (native_) native_->record_registration(addr, len, a, m.rkey);
   return m;
 }
 
 void backend_device::deregister_memory(mr& m) {
-  if (shm_) shm_->forget_registration(m.rkey);
+  if (native_) native_->forget_registration(m.rkey);
   if (net_)
     net_->deregister_memory(m);
   else

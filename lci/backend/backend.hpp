@@ -31,17 +31,26 @@
 // caller backs off, progresses and tries again); anything else is fatal
 // inside the backend, logged once where it is detected.
 //
-// Selection (backend_device below). Backends: ofi (lci/backend/ofi, always
-// built) and ibv (lci/backend/ibv, built when libibverbs is found:
-// LCI_HAVE_IBV). Which one a device opens is decided at run time, once,
-// in backend_device's constructor (select.hpp: LCI_BACKEND, else ibv when
-// an active verbs port exists, else ofi). The protocol layer names one
-// concrete type, backend_device, which holds the chosen backend in place
-// (std::optional, no extra pointer) and forwards each inline call through
-// one switch on a constant tag: a single well-predicted branch per call,
-// instead of templating the whole protocol layer on the backend type
-// (STYLE §2 allows this setup-time selection; no virtual call). Without
-// LCI_HAVE_IBV there is no switch at all: every call goes straight to ofi.
+// Transports. Two network backends, ofi (lci/backend/ofi, always built)
+// and ibv (lci/backend/ibv, built when libibverbs is found: LCI_HAVE_IBV),
+// and the native intra-node transport (lci/backend/native: rings in shared
+// memory and cross-memory attach between the ranks of one host, on unless
+// LCI_SHM=0). The native transport has the data-path members above; it
+// registers nothing itself, but records the registrations made through
+// backend_device so that it can check what a peer's cell names. The
+// protocol layer names one concrete type, backend_device (below), which
+// holds the native transport and, where some rank of the job is on another
+// host, a network backend, and picks one of them per peer.
+//
+// Network backend selection (network_device below). Which network backend
+// a device opens is decided at run time, once per process (process_backend,
+// select.hpp: LCI_BACKEND, else ibv when an active verbs port exists, else
+// ofi). network_device holds the chosen backend in place (std::optional, no
+// extra pointer) and forwards each inline call through one switch on a
+// constant tag: a single well-predicted branch per call, instead of
+// templating the whole protocol layer on the backend type (STYLE §2 allows
+// this setup-time selection; no virtual call). Without LCI_HAVE_IBV there
+// is no switch at all: every call goes straight to ofi.
 #pragma once
 
 #include <atomic>
@@ -54,7 +63,7 @@
 #include "lci/backend/net_types.hpp"
 #include "lci/backend/ofi/ofi.hpp"
 #include "lci/backend/select.hpp"
-#include "lci/backend/shm/shm.hpp"
+#include "lci/backend/native/native.hpp"
 #ifdef LCI_HAVE_IBV
 #include "lci/backend/ibv/ibv.hpp"
 #endif
@@ -178,14 +187,14 @@ struct route_report {
 };
 
 // The backend a device talks through: the native shared-memory transport
-// (shm/shm.hpp) for the ranks of this host and the network backend for the
-// others, chosen per peer at creation from the host keys the ranks publish
-// through the bootstrap (one fence). Every rank of the job computes the same
-// answer from the same keys, so all of them open the network backend (a
-// collective) exactly when some pair of ranks is on different hosts. Each
-// call looks up its peer's route (one byte) and forwards to one of them;
-// poll() drains both. Receive buffers are shared out between the two so
-// that each has about half of those posted.
+// (native/native.hpp) for the ranks of this host and the network backend
+// for the others, chosen per peer at creation from the host keys the ranks
+// publish through the bootstrap (one fence). Every rank of the job computes
+// the same answer from the same keys, so all of them open the network
+// backend (a collective) exactly when some pair of ranks is on different
+// hosts. Each call looks up its peer's route (one byte) and forwards to one
+// of them; poll() drains both. Receive buffers are shared out between the
+// two so that each has about half of those posted.
 class backend_device final {
  public:
   backend_device(bootstrap::bootstrap& boot, int group_index, const settings& s);
@@ -195,57 +204,57 @@ class backend_device final {
   bool is_native(int rank) const { return routes_[static_cast<size_t>(rank)] == route::native; }
   const route_report& report() const { return report_; }
   bool has_network() const { return net_.has_value(); }
-  bool has_native() const { return shm_.has_value(); }
-  const shm::shm_device* native() const { return shm_ ? &*shm_ : nullptr; }
-  shm::shm_device* native() { return shm_ ? &*shm_ : nullptr; }
+  bool has_native() const { return native_.has_value(); }
+  const native::native_device* native() const { return native_ ? &*native_ : nullptr; }
+  native::native_device* native() { return native_ ? &*native_ : nullptr; }
   backend_kind kind() const { return net_ ? net_->kind() : backend_kind::ofi; }
   const char* provider_name() const { return net_ ? net_->provider_name() : "native shm"; }
   // The smallest of the transports' limits, so that one value serves every peer.
   size_t max_inject() const { return max_inject_; }
   size_t rx_queue_size() const {
-    return (shm_ ? shm_->rx_queue_size() : 0) + (net_ ? net_->rx_queue_size() : 0);
+    return (native_ ? native_->rx_queue_size() : 0) + (net_ ? net_->rx_queue_size() : 0);
   }
   // The most one RDMA operation moves to a peer on the network / on this host.
   size_t max_message_size() const { return net_ ? net_->max_message_size() : SIZE_MAX; }
   size_t native_max_message_size(int rank) const {
-    return shm_ ? shm_->max_message_size(rank) : SIZE_MAX;
+    return native_ ? native_->max_message_size(rank) : SIZE_MAX;
   }
   mr register_memory(void* addr, size_t len, mr_access a);
   void deregister_memory(mr& m);
   uint64_t provider_key(const mr& m) const { return net_ ? net_->provider_key(m) : m.rkey; }
   void peers_attached() {
-    if (shm_) shm_->peers_attached();
+    if (native_) native_->peers_attached();
     if (net_) net_->peers_attached();
   }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
-    if (is_native(rank)) return shm_->inject(rank, buf, len, imm);
+    if (is_native(rank)) return native_->inject(rank, buf, len, imm);
     return net_->inject(rank, buf, len, imm);
   }
   status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
-    if (is_native(rank)) return shm_->post_send(rank, buf, len, desc, imm, ctx);
+    if (is_native(rank)) return native_->post_send(rank, buf, len, desc, imm, ctx);
     return net_->post_send(rank, buf, len, desc, imm, ctx);
   }
   status post_recv(void* buf, size_t len, void* desc, void* ctx) {
-    if (shm_ && (!net_ || shm_->posted() <= net_posted_.load(std::memory_order_relaxed)))
-      return shm_->post_recv(buf, len, desc, ctx);
+    if (native_ && (!net_ || native_->posted() <= net_posted_.load(std::memory_order_relaxed)))
+      return native_->post_recv(buf, len, desc, ctx);
     const status st = net_->post_recv(buf, len, desc, ctx);
-    if (st == status::ok && shm_) net_posted_.fetch_add(1, std::memory_order_relaxed);
+    if (st == status::ok && native_) net_posted_.fetch_add(1, std::memory_order_relaxed);
     return st;
   }
   status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                     uint64_t rkey, void* ctx, bool delivered) {
-    if (is_native(rank)) return shm_->post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered);
+    if (is_native(rank)) return native_->post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered);
     return net_->post_write(rank, buf, len, desc, raddr, rkey, ctx, delivered);
   }
   status post_write_imm(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
                         uint64_t rkey, uint32_t imm, void* ctx) {
-    if (is_native(rank)) return shm_->post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx);
+    if (is_native(rank)) return native_->post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx);
     return net_->post_write_imm(rank, buf, len, desc, raddr, rkey, imm, ctx);
   }
   status post_read(int rank, void* buf, size_t len, void* desc, uint64_t raddr, uint64_t rkey,
                    void* ctx) {
-    if (is_native(rank)) return shm_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
+    if (is_native(rank)) return native_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
     return net_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
   }
   // How a network peer names `addr` (native peers use virtual addresses:
@@ -283,7 +292,7 @@ class backend_device final {
 
   [[gnu::always_inline]] int poll(completion* out, int max) {
     int n = 0;
-    if (shm_) n = shm_->poll(out, max);
+    if (native_) n = native_->poll(out, max);
     if (net_ && n < max) {
       const int m = net_->poll(out + n, max - n);
       if (m > 0) {
@@ -293,7 +302,7 @@ class backend_device final {
         if (used) {
           network_received_.store(network_received_.load(std::memory_order_relaxed) +
                                   static_cast<uint64_t>(used), std::memory_order_relaxed);
-          if (shm_) net_posted_.fetch_sub(used, std::memory_order_relaxed);
+          if (native_) net_posted_.fetch_sub(used, std::memory_order_relaxed);
         }
         n += m;
       }
@@ -302,12 +311,12 @@ class backend_device final {
   }
 
   // Messages received through each transport since creation.
-  uint64_t native_received() const { return shm_ ? shm_->received() : 0; }
+  uint64_t native_received() const { return native_ ? native_->received() : 0; }
   uint64_t network_received() const { return network_received_.load(std::memory_order_relaxed); }
 
  private:
   std::vector<route> routes_;
-  std::optional<shm::shm_device> shm_;
+  std::optional<native::native_device> native_;
   std::optional<network_device> net_;
   size_t max_inject_ = 0;
   route_report report_;

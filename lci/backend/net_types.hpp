@@ -55,12 +55,12 @@ struct settings {
   bool ibv_on_demand = false;   // LCI_IBV_ON_DEMAND
   int ofi_cq_data_size = 0;     // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
   bool ofi_rma_messages = true;  // LCI_OFI_RMA_MESSAGES: with authentication, soft_rma.hpp
-  // The native intra-node transport (backend/shm).
-  bool shm = true;              // LCI_SHM
-  bool shm_cma = true;          // LCI_SHM_CMA
-  uint64_t shm_ring_cells = 256;  // LCI_SHM_RING_SIZE
-  size_t shm_max_payload = 0;   // the largest message: the core's receive size
-  int shm_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
+  size_t max_payload = 0;       // the largest message: the core's receive size
+  // The native intra-node transport (backend/native).
+  bool native_on = true;        // LCI_SHM
+  bool native_cma = true;       // LCI_SHM_CMA
+  uint64_t native_ring_cells = 256;  // LCI_SHM_RING_SIZE
+  int native_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
 };
 
 // What a registration allows: `source` memory is only read by this

@@ -488,9 +488,9 @@ net::settings backend_settings() {
   s.ibv_on_demand = c.ibv_on_demand;
   s.ofi_cq_data_size = c.ofi_cq_data_size;
   s.ofi_rma_messages = c.ofi_rma_messages;
-  s.shm = c.shm;
-  s.shm_cma = c.shm_cma;
-  s.shm_ring_cells = static_cast<uint64_t>(c.shm_ring_size);
+  s.native_on = c.shm;
+  s.native_cma = c.shm_cma;
+  s.native_ring_cells = static_cast<uint64_t>(c.shm_ring_size);
   return s;
 }
 

@@ -63,8 +63,8 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   packet_size = static_cast<size_t>(cfg.packet_size) + packet_slack;
   recv_size = static_cast<size_t>(cfg.medium_size) + trailer_size;
   net::settings backend = backend_settings();
-  backend.shm_max_payload = recv_size;
-  backend.shm_test_no_cma_rank = g_test_no_cma_rank.load(std::memory_order_relaxed);
+  backend.max_payload = recv_size;
+  backend.native_test_no_cma_rank = g_test_no_cma_rank.load(std::memory_order_relaxed);
   net = std::make_unique<net::backend_device>(boot, group_index, backend);
   max_inject = net->max_inject();
   // The network backend may append a trailer (message authentication) to

@@ -90,9 +90,9 @@ LCI_API LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_
                                       uint64_t retarget) {
   if (!lci::hooks_enabled() || !device || !cell || rank < 0 || rank >= LCI_NUM_PROCESSES)
     return LCI_ERR_FEATURE_NA;
-  lci::shm::shm_device* s = lci::to_device(device)->net->native();
+  lci::native::native_device* s = lci::to_device(device)->net->native();
   if (!s || !lci::to_device(device)->net->is_native(rank)) return LCI_ERR_FEATURE_NA;
-  lci::shm::cell_fields f;
+  lci::native::cell_fields f;
   f.kind = cell->kind;
   f.flags = cell->flags;
   f.src = cell->src;
@@ -128,7 +128,7 @@ LCI_API LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key,
 LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies,
                                       int* ops_in_flight) {
   if (!lci::hooks_enabled() || !device) return LCI_ERR_FEATURE_NA;
-  lci::shm::shm_device* s = lci::to_device(device)->net->native();
+  lci::native::native_device* s = lci::to_device(device)->net->native();
   if (!s) return LCI_ERR_FEATURE_NA;
   if (pending_replies) *pending_replies = s->pending_replies();
   if (ops_in_flight) *ops_in_flight = s->ops_in_flight();

@@ -27,7 +27,7 @@
 //       malformed (validate.hpp), hooks on or off.
 //   LCIT_native_forge(device, rank, cell, payload, n, retarget): writes a
 //       cell of the native transport, field by field as given, into rank's
-//       ring (shm_device::forge): what a faulty or hostile local rank could.
+//       ring (native_device::forge): what a faulty or hostile local rank could.
 //   LCIT_native_state(device, &pending, &in_flight): the native transport's
 //       unanswered peer requests and own pipelined operations.
 //   LCIT_native_refuse_cma(rank): devices created after the call treat

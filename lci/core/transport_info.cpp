@@ -39,7 +39,7 @@ info_rows transport_info(LCI_device_t handle) {
     other = "none opened: every rank of the job is on this host";
   rows.emplace_back("transport.other_hosts", other);
   rows.emplace_back("transport.other_hosts.ranks", std::to_string(rep.remote_peers));
-  if (const shm::shm_device* s = n.native()) {
+  if (const native::native_device* s = n.native()) {
     std::string bulk;
     if (!cfg.shm_cma)
       bulk = "pipelined through shared memory (LCI_SHM_CMA=0)";
@@ -62,7 +62,7 @@ info_rows transport_info(LCI_device_t handle) {
                       "this job as source, length, registrations, operations in flight); a "
                       "bad cell is dropped and counted like a malformed network message");
     rows.emplace_back("shm.ring_cells", std::to_string(cfg.shm_ring_size) + " (LCI_SHM_RING_SIZE)");
-    rows.emplace_back("shm.cell_bytes", std::to_string(shm::cell_size_for(d.recv_size)));
+    rows.emplace_back("shm.cell_bytes", std::to_string(native::cell_size_for(d.recv_size)));
     rows.emplace_back("shm.memory_per_device",
                       std::to_string(s->segment_size() + s->private_size()) + " bytes (" +
                           std::to_string(s->segment_size()) + " shared, " +

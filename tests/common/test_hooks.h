@@ -20,7 +20,7 @@ LCI_error_t LCIT_coll_internal_comp(uint64_t* handle);
 uint64_t LCIT_dropped_messages(void);
 
 /* A cell of the native transport's rings, field by field (see
- * lci/backend/shm/shm.hpp): what a faulty or hostile local rank can write. */
+ * lci/backend/native/native.hpp): what a faulty or hostile local rank can write. */
 enum {
   LCIT_CELL_NOP,
   LCIT_CELL_MESSAGE,

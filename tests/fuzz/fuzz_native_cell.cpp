@@ -1,5 +1,5 @@
-// Fuzzes the decoding of the native transport's cells (shm_device::poll and
-// the handlers of each kind, lci/backend/shm/shm.hpp): whatever a local
+// Fuzzes the decoding of the native transport's cells (native_device::poll and
+// the handlers of each kind, lci/backend/native/native.hpp): whatever a local
 // peer writes into a ring must be taken or dropped without a write outside
 // a posted receive buffer, a registration for remote access or a pending
 // read's buffer, and every completion must name something this process
@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "lci/backend/shm/shm.hpp"
+#include "lci/backend/native/native.hpp"
 #include "tests/fuzz/fuzz_util.hpp"
 
 using lci::fuzz::require;
-using namespace lci::shm;
+using namespace lci::native;
 
 namespace {
 
@@ -40,7 +40,7 @@ struct rx_buffer {
 };
 
 struct world {
-  shm_device dev{0, 3, 0, options{64, k_payload, false}};
+  native_device dev{0, 3, 0, options{64, k_payload, false}};
   std::vector<unsigned char> registered = std::vector<unsigned char>(k_region + k_guard, 0);
   std::vector<unsigned char> unregistered = std::vector<unsigned char>(k_region, 0x11);
   std::vector<unsigned char> read_into = std::vector<unsigned char>(k_payload + k_guard, 0);

@@ -1,4 +1,4 @@
-// The native transport's checks that need no peer (lci/backend/shm/shm.hpp):
+// The native transport's checks that need no peer (lci/backend/native/native.hpp):
 // check_cell on each field, the operation table's ids, the registration
 // table that cross-memory copies consult, and the common ancestor a rank
 // names as its ptracer under Yama.
@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "lci/backend/shm/shm.hpp"
+#include "lci/backend/native/native.hpp"
 
-using namespace lci::shm;
+using namespace lci::native;
 
 namespace {
 

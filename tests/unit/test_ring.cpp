@@ -1,4 +1,4 @@
-// Unit tests of lci::shm::ring, the bounded multi-producer, single-consumer
+// Unit tests of lci::native::ring, the bounded multi-producer, single-consumer
 // ring of the shared-memory transport, on private memory: order and
 // exactly-once delivery, wrap-around of cells and of 64-bit positions, the
 // full ring, and a producer stalled between reserve and publish.
@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include "lci/backend/shm/ring.hpp"
+#include "lci/backend/native/ring.hpp"
 
 namespace {
 
 using steady = std::chrono::steady_clock;
-using lci::shm::cell_head;
-using lci::shm::ring;
+using lci::native::cell_head;
+using lci::native::ring;
 
 // What a test cell carries after its sequence word.
 struct payload {

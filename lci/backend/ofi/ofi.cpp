@@ -184,7 +184,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     soft_ = s.ofi_rma_messages;
   }
   if (soft_) {
-    soft_setup(s.shm_max_payload);
+    soft_setup(s.max_payload);
     check(fi_mr_reg(domain_, staging_.data(), staging_.size(), FI_SEND, 0,
                     mr_prov_key_ ? 0 : random_bits(), 0, &staging_mr_, nullptr),
           "fi_mr_reg(staging)");

@@ -41,7 +41,7 @@ constexpr size_t k_medium = 1000;
 constexpr size_t k_long = size_t(256) << 10;
 constexpr int k_pings = 200;
 constexpr int k_races = 20;
-constexpr uint32_t k_op_slots = 1024;  // the transport's operation table (shm.hpp)
+constexpr uint32_t k_op_slots = 1024;  // the transport's operation table (native.hpp)
 constexpr int k_flood = 3000;
 constexpr uint8_t k_forged = 0xAB;
 

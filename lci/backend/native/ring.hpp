@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace lci::shm {
+namespace lci::native {
 
 struct cell_head {
   std::atomic<uint64_t> seq;
@@ -91,4 +91,4 @@ class ring {
   uint64_t mask_ = 0;
 };
 
-}  // namespace lci::shm
+}  // namespace lci::native

@@ -78,11 +78,11 @@
 #include <vector>
 
 #include "lci/backend/net_types.hpp"
-#include "lci/backend/shm/ring.hpp"
+#include "lci/backend/native/ring.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/util/spin.hpp"
 
-namespace lci::shm {
+namespace lci::native {
 
 using net::completion;
 using net::completion_kind;
@@ -290,13 +290,13 @@ class op_table {
   slot s_[slots];
 };
 
-class shm_device final {
+class native_device final {
  public:
   // Creates this rank's segment (not yet shared).
-  shm_device(int rank, int nranks, int group_index, const options& o);
-  ~shm_device();
-  shm_device(const shm_device&) = delete;
-  shm_device& operator=(const shm_device&) = delete;
+  native_device(int rank, int nranks, int group_index, const options& o);
+  ~native_device();
+  native_device(const native_device&) = delete;
+  native_device& operator=(const native_device&) = delete;
 
   // What peers need to map the segment: printable, without spaces.
   std::string address() const;
@@ -604,4 +604,4 @@ class shm_device final {
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> regs_;  // key -> (address, length)
 };
 
-}  // namespace lci::shm
+}  // namespace lci::native

@@ -1,5 +1,5 @@
-// The native intra-node transport (see shm.hpp).
-#include "lci/backend/shm/shm.hpp"
+// The native intra-node transport (see native.hpp).
+#include "lci/backend/native/native.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,7 +22,7 @@
 #include "lci/util/log.hpp"
 #include "lci/util/random.hpp"
 
-namespace lci::shm {
+namespace lci::native {
 
 namespace {
 
@@ -218,7 +218,7 @@ int op_table::in_flight() const {
 
 // ---- the device ------------------------------------------------------------------
 
-shm_device::shm_device(int rank, int nranks, int group_index, const options& o)
+native_device::native_device(int rank, int nranks, int group_index, const options& o)
     : opt_(o), rank_(rank), group_index_(group_index) {
   own_bytes_ = segment_bytes(o);
   fd_ = static_cast<int>(syscall(SYS_memfd_create, "lci-shm", MFD_CLOEXEC));
@@ -257,14 +257,14 @@ shm_device::shm_device(int rank, int nranks, int group_index, const options& o)
   replies_of_.assign(static_cast<size_t>(nranks), 0);
 }
 
-std::string shm_device::address() const {
+std::string native_device::address() const {
   char buf[128];
   snprintf(buf, sizeof buf, "%d,%d,%" PRIxPTR, static_cast<int>(getpid()), fd_,
            reinterpret_cast<uintptr_t>(&own_->probe));
   return buf;
 }
 
-void shm_device::attach(const std::vector<std::string>& addresses,
+void native_device::attach(const std::vector<std::string>& addresses,
                         const std::vector<bool>& local) {
   std::vector<int> others;  // the pids of the local peers
   for (size_t r = 0; r < peers_.size(); ++r) {
@@ -336,7 +336,7 @@ void shm_device::attach(const std::vector<std::string>& addresses,
   }
 }
 
-void shm_device::attached() {
+void native_device::attached() {
   close_descriptor();
   for (size_t r = 0; r < peers_.size(); ++r) {
     peer& p = peers_[r];
@@ -354,12 +354,12 @@ void shm_device::attached() {
   }
 }
 
-void shm_device::close_descriptor() {
+void native_device::close_descriptor() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
 }
 
-shm_device::~shm_device() {
+native_device::~native_device() {
   own_->closed.store(1, std::memory_order_release);
   for (size_t r = 0; r < peers_.size(); ++r) {
     peer& p = peers_[r];
@@ -430,7 +430,7 @@ bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, u
   return false;
 }
 
-void shm_device::record_registration(void* addr, size_t len, net::mr_access access,
+void native_device::record_registration(void* addr, size_t len, net::mr_access access,
                                      uint64_t key) {
   if (access != net::mr_access::remote) return;
   std::lock_guard<std::mutex> g(regs_lock_);
@@ -438,12 +438,12 @@ void shm_device::record_registration(void* addr, size_t len, net::mr_access acce
   reg_table_insert(own_regs_, key, reinterpret_cast<uint64_t>(addr), len);
 }
 
-void shm_device::forget_registration(uint64_t key) {
+void native_device::forget_registration(uint64_t key) {
   std::lock_guard<std::mutex> g(regs_lock_);
   if (regs_.erase(key)) reg_table_erase(own_regs_, key);
 }
 
-bool shm_device::registered(uint64_t address, uint64_t length, uint64_t key) {
+bool native_device::registered(uint64_t address, uint64_t length, uint64_t key) {
   std::lock_guard<std::mutex> g(regs_lock_);
   auto it = regs_.find(key);
   if (it == regs_.end()) return false;
@@ -453,7 +453,7 @@ bool shm_device::registered(uint64_t address, uint64_t length, uint64_t key) {
 
 // ---- bulk data ----------------------------------------------------------------------
 
-bool shm_device::send_notice(int rank, uint32_t imm) {
+bool native_device::send_notice(int rank, uint32_t imm) {
   ring::slot s = peers_[static_cast<size_t>(rank)].inbound.reserve();
   if (!s.cell) return false;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
@@ -466,7 +466,7 @@ bool shm_device::send_notice(int rank, uint32_t imm) {
   return true;
 }
 
-void shm_device::finish_cma(int notify, uint32_t imm, completion_kind kind, void* ctx,
+void native_device::finish_cma(int notify, uint32_t imm, completion_kind kind, void* ctx,
                             int error) {
   if (notify >= 0 && send_notice(notify, imm)) notify = -1;
   if (notify < 0) {
@@ -490,7 +490,7 @@ void shm_device::finish_cma(int notify, uint32_t imm, completion_kind kind, void
   finished_lock_.unlock();
 }
 
-int shm_device::flush_finished(completion* out, int max) {
+int native_device::flush_finished(completion* out, int max) {
   if (!finished_lock_.try_lock()) return 0;
   int n = 0;
   while (!finished_.empty() && n < max) {
@@ -504,7 +504,7 @@ int shm_device::flush_finished(completion* out, int max) {
   return n;
 }
 
-status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
+status native_device::write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
                          void* ctx, bool with_imm, uint32_t imm) {
   peer& p = peers_[rank];
   if (p.cma) {
@@ -546,7 +546,7 @@ status shm_device::write(int rank, const void* buf, size_t len, uint64_t raddr, 
   return status::ok;
 }
 
-status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t raddr,
+status native_device::post_read(int rank, void* buf, size_t len, void*, uint64_t raddr,
                              uint64_t rkey, void* ctx) {
   net::annotate_post(this);
   peer& p = peers_[rank];
@@ -585,7 +585,7 @@ status shm_device::post_read(int rank, void* buf, size_t len, void*, uint64_t ra
 
 // ---- the less frequent cells ----------------------------------------------------------
 
-int shm_device::take_other(cell* c, const cell_fields& f, completion* out) {
+int native_device::take_other(cell* c, const cell_fields& f, completion* out) {
   if (const char* bad = check_cell(f, is_local_.data(), is_local_.size(), opt_.max_payload)) {
     drop(*out, f, bad);
     return 1;
@@ -675,13 +675,13 @@ int shm_device::take_other(cell* c, const cell_fields& f, completion* out) {
   return 0;
 }
 
-void shm_device::queue_reply(const pending_reply& r) {
+void native_device::queue_reply(const pending_reply& r) {
   if (replies_.empty() && reply(r)) return;
   replies_.push_back(r);
   ++replies_of_[static_cast<size_t>(r.rank)];
 }
 
-bool shm_device::reply(const pending_reply& r) {
+bool native_device::reply(const pending_reply& r) {
   peer& p = peers_[static_cast<size_t>(r.rank)];
   ring::slot s = p.inbound.reserve();
   if (!s.cell) return false;
@@ -700,7 +700,7 @@ bool shm_device::reply(const pending_reply& r) {
   return true;
 }
 
-void shm_device::send_pending_replies() {
+void native_device::send_pending_replies() {
   while (!replies_.empty() && reply(replies_.front())) {
     --replies_of_[static_cast<size_t>(replies_.front().rank)];
     replies_.pop_front();
@@ -709,7 +709,7 @@ void shm_device::send_pending_replies() {
 
 // ---- tests ----------------------------------------------------------------------------
 
-bool shm_device::forge(int rank, const cell_fields& f, const void* payload, size_t length,
+bool native_device::forge(int rank, const cell_fields& f, const void* payload, size_t length,
                        uint64_t retarget) {
   peer& p = peers_[static_cast<size_t>(rank)];
   if (!p.head) return false;
@@ -733,7 +733,7 @@ bool shm_device::forge(int rank, const cell_fields& f, const void* payload, size
 
 // ---- peers that die -------------------------------------------------------------------
 
-void shm_device::check_peers() {
+void native_device::check_peers() {
   const int64_t now = now_ns();
   if (now - last_check_ns_ < 100000000) return;
   last_check_ns_ = now;
@@ -753,4 +753,4 @@ void shm_device::check_peers() {
   }
 }
 
-}  // namespace lci::shm
+}  // namespace lci::native
