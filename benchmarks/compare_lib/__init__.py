@@ -1,0 +1,18 @@
+"""The modules of benchmarks/compare, the benchmark driver (its entry point).
+
+  cli            the command line: picks the subcommand
+  common         program name in messages, argument types, the runs'
+                 environment, the description of the machine
+  runner         finding and launching the benchmark programs (bounded runs,
+                 kept outputs, the callgrind wrapper)
+  stats          the benchmarks' CSV, medians, best-of, spread, ratios
+  output         number formats, compare.csv, gnuplot, Markdown rows
+  all_rate       `all` and `rate`
+  latency        `latency`
+  bandwidth      `bandwidth`
+  instructions   `instructions`
+  shm_table      `shm-table`, with shm_jobs (its timing runs), shm_callgrind
+                 (its instruction counts) and ucx (ucx_perftest pairs)
+
+Standard library only.
+"""

@@ -1,0 +1,28 @@
+"""The command line: `compare [SUBCOMMAND] [OPTIONS]`, `all` by default."""
+import sys
+
+from . import all_rate, bandwidth, common, instructions, latency, shm_table
+
+
+def main(overview, here):
+    """Runs the subcommand named by the first argument. overview: the text
+    of `compare --help` (the entry script's docstring); here: the directory
+    of the entry script."""
+    common.HERE = here
+    argv = sys.argv[1:]
+    sub = "all"
+    if argv and argv[0] in common.SUBCOMMANDS:
+        sub, argv = argv[0], argv[1:]
+        common.PROG = f"compare {sub}"
+    if sub == "all":
+        all_rate.run(argv, overview)
+    elif sub == "rate":
+        all_rate.run(argv, overview, rate_only=True)
+    elif sub == "latency":
+        latency.run(argv)
+    elif sub == "bandwidth":
+        bandwidth.run(argv)
+    elif sub == "shm-table":
+        shm_table.run(argv)
+    else:
+        instructions.run(argv)
