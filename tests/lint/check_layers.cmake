@@ -1,6 +1,6 @@
 # Checks that every include between folders of lci/ points down the layer
 # order written in lci/README.md, on the line that starts with "Layers:", e.g.
-#   Layers: util < bootstrap < mem, match, wait < comp < backend < core < api
+#   Layers: util < bootstrap < mem, match, wait < comp < backend < core < coll < api
 # A file may include files of its own folder and of any folder of a lower
 # layer; folders of one layer may not include each other. Sub-folders belong
 # to their top folder (backend/ofi is backend). "lci/include" (the public
