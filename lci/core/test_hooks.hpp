@@ -57,7 +57,7 @@ extern "C" typedef struct {
 
 namespace lci {
 
-// The collectives' internal completion object (lci/api/coll_api.cpp), for
+// The collectives' internal completion object (lci/coll/coll.cpp), for
 // LCIT_coll_internal_comp.
 LCI_comp_t coll_internal_comp();
 
