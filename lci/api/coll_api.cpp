@@ -497,14 +497,18 @@ LCI_error_t check_match_type(const char* call, LCI_endpoint_t ep) {
 }  // namespace
 
 LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t completion,
-                         void* user_context, LCIX_collective_t* coll) {
+                         void* user_context, LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_barrier", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_barrier", ep); rc != LCI_OK) return rc;
   return start(make_coll(coll_kind::barrier, ep, 0, tag, completion, user_context), coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_tag_t tag,
-                        LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                        LCI_comp_t completion, void* user_context,
+                        LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_bcastm", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_bcastm", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastm", root, false));
@@ -512,10 +516,14 @@ LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_t
   ::coll* c = make_coll(coll_kind::bcastm, ep, root, tag, completion, user_context);
   c->mbuf = buffer;
   return start(c, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_tag_t tag,
-                        LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                        LCI_comp_t completion, void* user_context,
+                        LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_bcastl", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_bcastl", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastl", root, false));
@@ -523,10 +531,14 @@ LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_t
   ::coll* c = make_coll(coll_kind::bcastl, ep, root, tag, completion, user_context);
   c->lbuf = buffer;
   return start(c, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
-                            LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                            LCI_comp_t completion, void* user_context,
+                            LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_allreducem", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_allreducem", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducem", op));
@@ -547,10 +559,14 @@ LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op
     c->reserved[c->nreserved] = p->payload();
   }
   return start(c, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
-                            LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                            LCI_comp_t completion, void* user_context,
+                            LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_allreducel", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_allreducel", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducel", op));
@@ -566,9 +582,12 @@ LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_op_t op
       fatal("LCIX_allreducel: cannot allocate %zu bytes of scratch memory", buffer.length);
   }
   return start(c, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) {
+LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(coll ? LCI_OK : debug::fail("LCIX_coll_progress", "argument coll is NULL"));
   if (!*coll) return LCI_OK;
   LCI_CHECK(debug::check_handle("LCIX_coll_progress", "*coll", *coll,
@@ -581,4 +600,7 @@ LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) {
     return LCI_OK;
   }
   return moved ? LCI_OK : LCI_ERR_RETRY;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
