@@ -20,8 +20,8 @@ LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t com
                       void* user_context) noexcept try {
   LCI_CHECK(debug::check_recv("LCI_recvs", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvs", "completion", ep, LCI_PORT_MESSAGE, completion, false));
-  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, false, completion,
-                   user_context);
+  endpoint* e = to_endpoint(ep);
+  post_recv_plain(e, recv_key(e, rank, tag), nullptr, 0, completion, user_context);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);
@@ -73,8 +73,9 @@ LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
                 : debug::fail("LCI_recvm", "argument buffer.address is NULL with length %zu",
                               buffer.length));
   LCI_CHECK(debug::check_port_comp("LCI_recvm", "completion", ep, LCI_PORT_MESSAGE, completion, false));
-  post_recv(to_endpoint(ep), rank, tag, buffer.address, buffer.length,
-                   false, completion, user_context);
+  endpoint* e = to_endpoint(ep);
+  post_recv_plain(e, recv_key(e, rank, tag), buffer.address, buffer.length, completion,
+                  user_context);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);
@@ -85,8 +86,8 @@ LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t co
                        void* user_context) noexcept try {
   LCI_CHECK(debug::check_recv("LCI_recvmn", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvmn", "completion", ep, LCI_PORT_MESSAGE, completion, true));
-  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, true, completion,
-                   user_context);
+  endpoint* e = to_endpoint(ep);
+  post_recv_packet(e, recv_key(e, rank, tag), completion, user_context);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);

@@ -48,7 +48,11 @@ void log_message(log_level level, const char* fmt, ...) __attribute__((format(pr
 // functions in lct::detail::fatal_exception, with LCT's prefix). With
 // zero-cost exception handling the try adds no instruction to the path that
 // does not throw: the handler is an out-of-line landing pad that only the
-// unwinder reaches.
+// unwinder reaches. One condition (GCC, x86-64): a function with a landing
+// pad gets a frame pointer if it pushes arguments for a call, so lci/api is
+// compiled with -maccumulate-outgoing-args and the hot entry points call
+// functions that take every argument in a register (send_eager_plain,
+// post_recv_plain in lci/core/eager.hpp).
 //
 // All three must be called from inside a handler: they read the exception
 // being handled.
