@@ -109,20 +109,33 @@ void add(LCT_args_parser_t parser, const char* name, int has_arg, int* ptr,
 
 }  // namespace
 
-LCT_args_parser_t LCT_args_parser_alloc(void) { return new args_parser; }
+LCT_args_parser_t LCT_args_parser_alloc(void) noexcept try {
+  return new args_parser;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-void LCT_args_parser_free(LCT_args_parser_t parser) { delete static_cast<args_parser*>(parser); }
+void LCT_args_parser_free(LCT_args_parser_t parser) noexcept try {
+  delete static_cast<args_parser*>(parser);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-void LCT_args_parser_add(LCT_args_parser_t parser, const char* name, int has_arg, int* ptr) {
+void LCT_args_parser_add(LCT_args_parser_t parser, const char* name, int has_arg,
+                         int* ptr) noexcept try {
   add(parser, name, has_arg, ptr, nullptr, 0);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 void LCT_args_parser_add_dict(LCT_args_parser_t parser, const char* name, int has_arg, int* ptr,
-                              LCT_dict_str_int_t dict[], int count) {
+                              LCT_dict_str_int_t dict[], int count) noexcept try {
   add(parser, name, has_arg, ptr, dict, count);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_args_parser_parse(LCT_args_parser_t parser, int argc, char* argv[]) {
+void LCT_args_parser_parse(LCT_args_parser_t parser, int argc, char* argv[]) noexcept try {
   auto& p = *static_cast<args_parser*>(parser);
   constexpr int first_val = 256;  // above every character getopt returns
   std::vector<struct option> table;
@@ -151,9 +164,11 @@ void LCT_args_parser_parse(LCT_args_parser_t parser, int argc, char* argv[]) {
   }
   opterr = saved_opterr;
   optind = 1;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_args_parser_print(LCT_args_parser_t parser, bool verbose) {
+void LCT_args_parser_print(LCT_args_parser_t parser, bool verbose) noexcept try {
   auto& p = *static_cast<args_parser*>(parser);
   if (!verbose) {
     std::string line = "args:";
@@ -173,4 +188,6 @@ void LCT_args_parser_print(LCT_args_parser_t parser, bool verbose) {
     }
   }
   std::fflush(stdout);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "lci/util/log.hpp"
 #include "lct.h"
 #include "lct/internal.hpp"
 
@@ -41,6 +42,14 @@ void fatal(const char* who, const char* fmt, ...) {
   std::abort();
 }
 
+void fatal_exception(const char* who) noexcept {
+  // No std::string: the exception may be std::bad_alloc.
+  std::fflush(stdout);
+  std::fprintf(stderr, "LCT %s: C++ exception: %s\n", who, lci::exception_text());
+  std::fflush(stderr);
+  std::abort();
+}
+
 std::string vformat(const char* fmt, va_list args) {
   va_list copy;
   va_copy(copy, args);
@@ -65,7 +74,7 @@ std::string format(const char* fmt, ...) {
 
 }  // namespace lct::detail
 
-void LCT_init(void) {
+void LCT_init(void) noexcept try {
   std::lock_guard<std::mutex> guard(g_init_mutex);
   if (g_init_count++ > 0) return;
   if (gethostname(LCT_hostname, sizeof LCT_hostname) != 0)
@@ -74,9 +83,11 @@ void LCT_init(void) {
   LCT_log_ctx_default =
       LCT_log_ctx_alloc(g_default_levels, LCT_LOG_MAX, LCT_LOG_WARN, "lct", nullptr, nullptr,
                         nullptr, nullptr);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_fina(void) {
+void LCT_fina(void) noexcept try {
   std::lock_guard<std::mutex> guard(g_init_mutex);
   if (g_init_count == 0) {
     std::fprintf(stderr, "LCT_fina: called without a matching LCT_init (ignored)\n");
@@ -84,8 +95,18 @@ void LCT_fina(void) {
   }
   if (--g_init_count > 0) return;
   LCT_log_ctx_free(&LCT_log_ctx_default);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_set_rank(int rank) { LCT_rank = rank; }
+void LCT_set_rank(int rank) noexcept try {
+  LCT_rank = rank;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-int LCT_get_rank(void) { return LCT_rank; }
+int LCT_get_rank(void) noexcept try {
+  return LCT_rank;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}

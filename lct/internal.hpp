@@ -12,6 +12,11 @@ namespace lct::detail {
 [[noreturn]] void fatal(const char* who, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
 
+// The handler of every function of lct.h (see lci/util/log.hpp, "The
+// boundary of the C API"): prints "LCT <who>: C++ exception: <what()>" on
+// stderr and aborts. Call only from inside a catch clause.
+[[noreturn, gnu::cold]] void fatal_exception(const char* who) noexcept;
+
 // printf into a std::string.
 std::string vformat(const char* format, va_list args);
 std::string format(const char* format, ...) __attribute__((format(printf, 1, 2)));

@@ -143,7 +143,7 @@ const char* ctx_name(const log_context* ctx) { return ctx != nullptr ? ctx->name
 
 LCT_log_ctx_t LCT_log_ctx_alloc(const char* const log_levels_[], int count, int default_log_level,
                                 const char* ctx_name_, char* filename, char* log_level_str,
-                                char* whitelist, char* blacklist) {
+                                char* whitelist, char* blacklist) noexcept try {
   auto* ctx = new log_context;
   ctx->name = ctx_name_ != nullptr ? ctx_name_ : "lct";
   for (int i = 0; i < count && log_levels_ != nullptr; ++i)
@@ -164,9 +164,11 @@ LCT_log_ctx_t LCT_log_ctx_alloc(const char* const log_levels_[], int count, int 
   ctx->whitelist = split_tags(setting(whitelist, ctx->name, "_LOG_WHITELIST"));
   ctx->blacklist = split_tags(setting(blacklist, ctx->name, "_LOG_BLACKLIST"));
   return ctx;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) {
+void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) noexcept try {
   if (log_ctx_p == nullptr || *log_ctx_p == nullptr) return;
   auto* ctx = static_cast<log_context*>(*log_ctx_p);
   if (ctx->file != nullptr) {
@@ -177,15 +179,19 @@ void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) {
   }
   delete ctx;
   *log_ctx_p = nullptr;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-int LCT_log_get_level(LCT_log_ctx_t log_ctx) {
+int LCT_log_get_level(LCT_log_ctx_t log_ctx) noexcept try {
   if (log_ctx == nullptr) return LCT_LOG_WARN;
   return static_cast<log_context*>(log_ctx)->level;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 void LCT_Logv_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag, const char* file,
-               const char* func, int line, const char* format, va_list vargs) {
+               const char* func, int line, const char* format, va_list vargs) noexcept try {
   auto* ctx = static_cast<log_context*>(log_ctx);
   if (log_level > LCT_log_get_level(log_ctx)) return;
   if (ctx != nullptr && !tag_allowed(*ctx, log_tag)) return;
@@ -194,17 +200,21 @@ void LCT_Logv_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag, const 
                                          LCT_hostname, LCT_rank, log_tag ? log_tag : "",
                                          message.c_str(), file, line, func);
   write_line(ctx, text);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 void LCT_Log_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag, const char* file,
-              const char* func, int line, const char* format, ...) {
+              const char* func, int line, const char* format, ...) noexcept try {
   va_list args;
   va_start(args, format);
   LCT_Logv_(log_ctx, log_level, log_tag, file, func, line, format, args);
   va_end(args);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_Log_flush(LCT_log_ctx_t log_ctx) {
+void LCT_Log_flush(LCT_log_ctx_t log_ctx) noexcept try {
   auto* ctx = static_cast<log_context*>(log_ctx);
   if (ctx == nullptr) {
     std::fflush(stderr);
@@ -212,10 +222,12 @@ void LCT_Log_flush(LCT_log_ctx_t log_ctx) {
   }
   std::lock_guard<std::mutex> guard(ctx->mutex);
   if (ctx->file != nullptr) std::fflush(ctx->file);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 void LCT_Report_false_assert(LCT_log_ctx_t log_ctx, const char* expr_str, const char* file,
-                             const char* func, int line, const char* format, ...) {
+                             const char* func, int line, const char* format, ...) noexcept try {
   auto* ctx = static_cast<log_context*>(log_ctx);
   va_list args;
   va_start(args, format);
@@ -239,4 +251,6 @@ void LCT_Report_false_assert(LCT_log_ctx_t log_ctx, const char* expr_str, const 
   }
   std::fflush(stderr);
   std::abort();
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }

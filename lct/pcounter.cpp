@@ -102,23 +102,27 @@ const char* type_name(LCT_pcounter_type_t t) {
 
 }  // namespace
 
-LCT_pcounter_ctx_t LCT_pcounter_ctx_alloc(const char* ctx_name) {
+LCT_pcounter_ctx_t LCT_pcounter_ctx_alloc(const char* ctx_name) noexcept try {
   auto* ctx = new pcounter_ctx;
   ctx->name = ctx_name != nullptr ? ctx_name : "pcounter";
   ctx->counters.reserve(max_counters);  // never reallocates: readers index it
   return ctx;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_ctx_free(LCT_pcounter_ctx_t* pcounter_ctx_p) {
+void LCT_pcounter_ctx_free(LCT_pcounter_ctx_t* pcounter_ctx_p) noexcept try {
   if (pcounter_ctx_p == nullptr || *pcounter_ctx_p == nullptr) return;
   auto* ctx = static_cast<pcounter_ctx*>(*pcounter_ctx_p);
   for (auto& slot : ctx->blocks) delete slot.load(std::memory_order_acquire);
   delete ctx;
   *pcounter_ctx_p = nullptr;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 LCT_pcounter_handle_t LCT_pcounter_register(LCT_pcounter_ctx_t c, const char* name,
-                                            LCT_pcounter_type_t type) {
+                                            LCT_pcounter_type_t type) noexcept try {
   if (c == nullptr || name == nullptr)
     lct::detail::fatal("LCT_pcounter_register", "NULL context or name");
   if (type != LCT_PCOUNTER_COUNTER && type != LCT_PCOUNTER_TREND && type != LCT_PCOUNTER_TIMER)
@@ -140,36 +144,50 @@ LCT_pcounter_handle_t LCT_pcounter_register(LCT_pcounter_ctx_t c, const char* na
   const int idx = static_cast<int>(ctx.counters.size()) - 1;
   ctx.ncounters.store(idx + 1, std::memory_order_release);
   return {type, idx};
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_add(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h, int64_t val) {
+void LCT_pcounter_add(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h, int64_t val) noexcept try {
   const LCT_pcounter_type_t want = h.type == LCT_PCOUNTER_TREND ? LCT_PCOUNTER_TREND
                                                                 : LCT_PCOUNTER_COUNTER;
   pcounter_ctx& ctx = checked(c, h, want, "LCT_pcounter_add");
   add_relaxed(my_block(ctx).value[h.idx], val);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_startt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h, LCT_time_t time) {
+void LCT_pcounter_startt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h,
+                         LCT_time_t time) noexcept try {
   pcounter_ctx& ctx = checked(c, h, LCT_PCOUNTER_TIMER, "LCT_pcounter_start");
   my_block(ctx).started[h.idx] = time;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_endt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h, LCT_time_t time) {
+void LCT_pcounter_endt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h,
+                       LCT_time_t time) noexcept try {
   pcounter_ctx& ctx = checked(c, h, LCT_PCOUNTER_TIMER, "LCT_pcounter_end");
   thread_block& b = my_block(ctx);
   add_relaxed(b.value[h.idx], time - b.started[h.idx]);
   add_relaxed(b.count[h.idx], 1);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_start(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h) {
+void LCT_pcounter_start(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h) noexcept try {
   LCT_pcounter_startt(c, h, LCT_now());
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_end(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h) {
+void LCT_pcounter_end(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h) noexcept try {
   LCT_pcounter_endt(c, h, LCT_now());
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_record(LCT_pcounter_ctx_t c) {
+void LCT_pcounter_record(LCT_pcounter_ctx_t c) noexcept try {
   if (c == nullptr) return;
   auto& ctx = *static_cast<pcounter_ctx*>(c);
   const LCT_time_t t = LCT_now() - ctx.created;
@@ -177,9 +195,11 @@ void LCT_pcounter_record(LCT_pcounter_ctx_t c) {
   for (size_t i = 0; i < ctx.counters.size(); ++i)
     if (ctx.counters[i].type == LCT_PCOUNTER_TREND)
       ctx.counters[i].samples.emplace_back(t, sum(ctx, static_cast<int>(i), false));
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pcounter_dump(LCT_pcounter_ctx_t c, FILE* out) {
+void LCT_pcounter_dump(LCT_pcounter_ctx_t c, FILE* out) noexcept try {
   if (c == nullptr || out == nullptr) return;
   auto& ctx = *static_cast<pcounter_ctx*>(c);
   std::lock_guard<std::mutex> guard(ctx.mutex);
@@ -209,4 +229,6 @@ void LCT_pcounter_dump(LCT_pcounter_ctx_t c, FILE* out) {
     }
   }
   std::fflush(out);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }

@@ -82,37 +82,59 @@ lci::bootstrap::bootstrap& boot(const char* who) {
 
 }  // namespace
 
-void LCT_pmi_initialize(void) {
+void LCT_pmi_initialize(void) noexcept try {
   lci::bootstrap::bootstrap& b = lci::bootstrap::acquire();
   g_boot.store(&b, std::memory_order_release);
   g_pmi_users.fetch_add(1, std::memory_order_acq_rel);
   LCT_set_rank(b.rank());
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-int LCT_pmi_initialized(void) { return g_pmi_users.load(std::memory_order_acquire) > 0; }
+int LCT_pmi_initialized(void) noexcept try {
+  return g_pmi_users.load(std::memory_order_acquire) > 0;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-int LCT_pmi_get_rank(void) { return boot("LCT_pmi_get_rank").rank(); }
+int LCT_pmi_get_rank(void) noexcept try {
+  return boot("LCT_pmi_get_rank").rank();
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-int LCT_pmi_get_size(void) { return boot("LCT_pmi_get_size").size(); }
+int LCT_pmi_get_size(void) noexcept try {
+  return boot("LCT_pmi_get_size").size();
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-void LCT_pmi_publish(char* key, char* value) {
+void LCT_pmi_publish(char* key, char* value) noexcept try {
   check_length("LCT_pmi_publish", "key", key);
   check_length("LCT_pmi_publish", "value", value);
   boot("LCT_pmi_publish").put(wire_key(key), encode_value(value));
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pmi_getname(int rank, char* key, char* value) {
+void LCT_pmi_getname(int rank, char* key, char* value) noexcept try {
   check_length("LCT_pmi_getname", "key", key);
   if (value == nullptr) lct::detail::fatal("LCT_pmi_getname", "NULL value buffer");
   const std::string v = decode_value(boot("LCT_pmi_getname").get(rank, wire_key(key)), rank, key);
   const size_t n = v.size() < LCT_PMI_STRING_LIMIT ? v.size() : LCT_PMI_STRING_LIMIT;
   std::memcpy(value, v.data(), n);
   value[n] = '\0';
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_pmi_barrier(void) { boot("LCT_pmi_barrier").fence(); }
+void LCT_pmi_barrier(void) noexcept try {
+  boot("LCT_pmi_barrier").fence();
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-void LCT_pmi_finalize(void) {
+void LCT_pmi_finalize(void) noexcept try {
   const int before = g_pmi_users.fetch_sub(1, std::memory_order_acq_rel);
   if (before <= 0) {
     g_pmi_users.fetch_add(1, std::memory_order_acq_rel);
@@ -120,4 +142,6 @@ void LCT_pmi_finalize(void) {
   }
   if (before == 1) g_boot.store(nullptr, std::memory_order_release);
   lci::bootstrap::release();
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }

@@ -152,7 +152,7 @@ struct LCT_queue_opaque_t {
   std::unique_ptr<locked_ring> mutexed;
 };
 
-LCT_queue_t LCT_queue_alloc(LCT_queue_type_t type, size_t length) {
+LCT_queue_t LCT_queue_alloc(LCT_queue_type_t type, size_t length) noexcept try {
   if (length == 0) lct::detail::fatal("LCT_queue_alloc", "length must be at least 1");
   if (static_cast<int>(type) < LCT_QUEUE_ARRAY_ATOMIC_FAA ||
       static_cast<int>(type) > LCT_QUEUE_LAZY_INDEX)
@@ -165,20 +165,28 @@ LCT_queue_t LCT_queue_alloc(LCT_queue_type_t type, size_t length) {
   else
     q->lockfree = std::make_unique<lockfree_ring>(length);
   return q;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_queue_free(LCT_queue_t* queue_p) {
+void LCT_queue_free(LCT_queue_t* queue_p) noexcept try {
   if (queue_p == nullptr) return;
   delete *queue_p;
   *queue_p = nullptr;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_queue_push(LCT_queue_t queue, void* val) {
+void LCT_queue_push(LCT_queue_t queue, void* val) noexcept try {
   const bool ok = queue->locked ? queue->mutexed->push(val) : queue->lockfree->push(val);
   if (LCT_unlikely(!ok))
     lct::detail::fatal("LCT_queue_push", "queue full (capacity %zu)", queue->capacity);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void* LCT_queue_pop(LCT_queue_t queue) {
+void* LCT_queue_pop(LCT_queue_t queue) noexcept try {
   return queue->locked ? queue->mutexed->pop() : queue->lockfree->pop();
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }

@@ -58,16 +58,20 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
-const char* LCT_str_replace_one(const char* in, const char* from, const char* to) {
+const char* LCT_str_replace_one(const char* in, const char* from, const char* to) noexcept try {
   return replace(in, from, to, false);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-const char* LCT_str_replace_all(const char* in, const char* from, const char* to) {
+const char* LCT_str_replace_all(const char* in, const char* from, const char* to) noexcept try {
   return replace(in, from, to, true);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 int LCT_str_int_search(LCT_dict_str_int_t dict[], int count, const char* key, int default_val,
-                       int* val) {
+                       int* val) noexcept try {
   if (key != nullptr) {
     for (int i = 0; i < count; ++i) {
       if (dict[i].key != nullptr && strcasecmp(dict[i].key, key) == 0) {
@@ -78,10 +82,12 @@ int LCT_str_int_search(LCT_dict_str_int_t dict[], int count, const char* key, in
   }
   if (val != nullptr) *val = default_val;
   return 0;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
 uint64_t LCT_parse_arg(LCT_dict_str_int_t dict[], int count, const char* key,
-                       const char* delimiter) {
+                       const char* delimiter) noexcept try {
   if (key == nullptr) return 0;
   const std::string delims = delimiter != nullptr && *delimiter != '\0' ? delimiter : ",";
   const std::string text(key);
@@ -102,16 +108,24 @@ uint64_t LCT_parse_arg(LCT_dict_str_int_t dict[], int count, const char* key,
     pos = end + 1;
   }
   return result;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-int LCT_get_thread_id(void) {
+int LCT_get_thread_id(void) noexcept try {
   if (LCT_unlikely(t_thread_id < 0)) t_thread_id = g_nthreads.fetch_add(1, std::memory_order_relaxed);
   return t_thread_id;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-int LCT_get_nthreads(void) { return g_nthreads.load(std::memory_order_relaxed); }
+int LCT_get_nthreads(void) noexcept try {
+  return g_nthreads.load(std::memory_order_relaxed);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}
 
-ssize_t LCT_read_file(char* buffer, size_t max, const char* filename_fmt, ...) {
+ssize_t LCT_read_file(char* buffer, size_t max, const char* filename_fmt, ...) noexcept try {
   if (buffer == nullptr || max == 0 || filename_fmt == nullptr) {
     errno = EINVAL;
     return -1;
@@ -138,4 +152,6 @@ ssize_t LCT_read_file(char* buffer, size_t max, const char* filename_fmt, ...) {
   ::close(fd);
   buffer[total] = '\0';
   return static_cast<ssize_t>(total);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }

@@ -24,31 +24,45 @@ struct tbarrier {
 
 }  // namespace
 
-LCT_tbarrier_t LCT_tbarrier_alloc(int nthreads) {
+LCT_tbarrier_t LCT_tbarrier_alloc(int nthreads) noexcept try {
   if (nthreads < 1) lct::detail::fatal("LCT_tbarrier_alloc", "nthreads is %d, must be >= 1", nthreads);
   return new tbarrier(nthreads);
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_tbarrier_free(LCT_tbarrier_t* tbarrier_p) {
+void LCT_tbarrier_free(LCT_tbarrier_t* tbarrier_p) noexcept try {
   if (tbarrier_p == nullptr) return;
   delete static_cast<tbarrier*>(*tbarrier_p);
   *tbarrier_p = nullptr;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-int64_t LCT_tbarrier_arrive(LCT_tbarrier_t t) {
+int64_t LCT_tbarrier_arrive(LCT_tbarrier_t t) noexcept try {
   auto* b = static_cast<tbarrier*>(t);
   return b->arrivals.fetch_add(1, std::memory_order_acq_rel) / b->nthreads;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-bool LCT_tbarrier_test(LCT_tbarrier_t t, int64_t ticket) {
+bool LCT_tbarrier_test(LCT_tbarrier_t t, int64_t ticket) noexcept try {
   auto* b = static_cast<tbarrier*>(t);
   return b->arrivals.load(std::memory_order_acquire) >= (ticket + 1) * b->nthreads;
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_tbarrier_wait(LCT_tbarrier_t t, int64_t ticket) {
+void LCT_tbarrier_wait(LCT_tbarrier_t t, int64_t ticket) noexcept try {
   for (int spins = 0; !LCT_tbarrier_test(t, ticket); ++spins) {
     if (spins >= 64) std::this_thread::yield();
   }
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
 }
 
-void LCT_tbarrier_arrive_and_wait(LCT_tbarrier_t t) { LCT_tbarrier_wait(t, LCT_tbarrier_arrive(t)); }
+void LCT_tbarrier_arrive_and_wait(LCT_tbarrier_t t) noexcept try {
+  LCT_tbarrier_wait(t, LCT_tbarrier_arrive(t));
+} catch (...) {
+  lct::detail::fatal_exception(__func__);
+}

@@ -18,6 +18,7 @@
 // buffers, as the buffer says).
 #include "lci.h"
 #include "lci/api/check.hpp"
+#include "lci/util/log.hpp"
 #include "lci/coll/coll.hpp"
 #include "lci/core/endpoint.hpp"
 
@@ -60,52 +61,70 @@ LCI_error_t check_match_type(const char* call, LCI_endpoint_t ep) {
 }  // namespace
 
 LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t completion,
-                         void* user_context, LCIX_collective_t* coll) {
+                         void* user_context, LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_barrier", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_barrier", ep); rc != LCI_OK) return rc;
   return lci::coll::barrier(to_endpoint(ep), tag, completion, user_context, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_tag_t tag,
-                        LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                        LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_bcastm", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_bcastm", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastm", root, false));
   LCI_CHECK(debug::check_medium_length("LCIX_bcastm", "buffer", buffer));
   return lci::coll::bcastm(to_endpoint(ep), buffer, root, tag, completion, user_context, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_tag_t tag,
-                        LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                        LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_bcastl", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_bcastl", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastl", root, false));
   LCI_CHECK(debug::check_local_lbuffer("LCIX_bcastl", "buffer", buffer));
   return lci::coll::bcastl(to_endpoint(ep), buffer, root, tag, completion, user_context, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
-                            LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                            LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_allreducem", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_allreducem", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducem", op));
   LCI_CHECK(debug::check_medium_length("LCIX_allreducem", "buffer", buffer));
   return lci::coll::allreducem(to_endpoint(ep), buffer, op, tag, completion, user_context, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
-                            LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) {
+                            LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(check_start("LCIX_allreducel", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_allreducel", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducel", op));
   LCI_CHECK(debug::check_local_lbuffer("LCIX_allreducel", "buffer", buffer));
   return lci::coll::allreducel(to_endpoint(ep), buffer, op, tag, completion, user_context, coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) {
+LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) noexcept try {
   LCI_CHECK(coll ? LCI_OK : debug::fail("LCIX_coll_progress", "argument coll is NULL"));
   if (!*coll) return LCI_OK;
   LCI_CHECK(debug::check_handle("LCIX_coll_progress", "*coll", *coll,
                                 debug::handle_kind::collective));
   return lci::coll::progress(coll);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }

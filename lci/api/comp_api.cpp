@@ -5,6 +5,7 @@
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/util/log.hpp"
 
 using namespace lci;
 
@@ -25,7 +26,7 @@ comp_sync* to_sync(LCI_comp_t c) { return static_cast<comp_sync*>(static_cast<co
 
 // ---- queue -------------------------------------------------------------------
 
-LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t* cq) {
+LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t* cq) noexcept try {
   LCI_CHECK(check_out("LCI_queue_createx", "cq", cq));
   LCI_CHECK(max_length ? LCI_OK : debug::fail("LCI_queue_createx", "argument max_length is 0"));
   auto* q = new comp_queue(max_length);
@@ -33,61 +34,87 @@ LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t
   *cq = static_cast<comp_base*>(q);
   LCI_DEBUG_ONLY(debug::track(*cq, debug::handle_kind::queue));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq) {
+LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq) noexcept try {
   LCI_CHECK(check_out("LCI_queue_create", "cq", cq));
   return LCI_queue_createx(device, static_cast<size_t>(LCI_MAX_QUEUE_LENGTH), cq);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_queue_free(LCI_comp_t* cq) {
+LCI_error_t LCI_queue_free(LCI_comp_t* cq) noexcept try {
   LCI_CHECK(check_out("LCI_queue_free", "cq", cq));
   LCI_CHECK(check_queue("LCI_queue_free", *cq));
   LCI_DEBUG_ONLY(debug::untrack(*cq));
   comp_registry::retire(to_queue(*cq));
   *cq = nullptr;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request) {
+LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request) noexcept try {
   LCI_CHECK(check_queue("LCI_queue_pop", cq));
   LCI_CHECK(check_out("LCI_queue_pop", "request", request));
   return to_queue(cq)->pop(request) ? LCI_OK : LCI_ERR_RETRY;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request) {
+LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request) noexcept try {
   LCI_CHECK(check_queue("LCI_queue_wait", cq));
   LCI_CHECK(check_out("LCI_queue_wait", "request", request));
   to_queue(cq)->wait(request);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCI_queue_pop_multiple(LCI_comp_t cq, size_t request_count, LCI_request_t* requests,
-                                   size_t* return_count) {
+                                   size_t* return_count) noexcept try {
   LCI_CHECK(check_queue("LCI_queue_pop_multiple", cq));
   LCI_CHECK(check_out("LCI_queue_pop_multiple", "requests", requests));
   LCI_CHECK(check_out("LCI_queue_pop_multiple", "return_count", return_count));
   *return_count = to_queue(cq)->pop_multiple(request_count, requests);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count, LCI_request_t* requests) {
+LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count,
+                                    LCI_request_t* requests) noexcept try {
   LCI_CHECK(check_queue("LCI_queue_wait_multiple", cq));
   LCI_CHECK(check_out("LCI_queue_wait_multiple", "requests", requests));
   to_queue(cq)->wait_multiple(request_count, requests);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len) {
+LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len) noexcept try {
   LCI_CHECK(check_queue("LCI_queue_len", cq));
   LCI_CHECK(check_out("LCI_queue_len", "len", len));
   *len = to_queue(cq)->len();
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 // ---- synchronizer ------------------------------------------------------------
 
-LCI_error_t LCI_sync_create(LCI_device_t device, int threshold, LCI_comp_t* completion) {
+LCI_error_t LCI_sync_create(LCI_device_t device, int threshold,
+                            LCI_comp_t* completion) noexcept try {
   LCI_CHECK(check_out("LCI_sync_create", "completion", completion));
   LCI_CHECK(threshold >= 1 ? LCI_OK
                            : debug::fail("LCI_sync_create", "argument threshold = %d is below 1",
@@ -97,37 +124,53 @@ LCI_error_t LCI_sync_create(LCI_device_t device, int threshold, LCI_comp_t* comp
   *completion = static_cast<comp_base*>(s);
   LCI_DEBUG_ONLY(debug::track(*completion, debug::handle_kind::sync));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_sync_free(LCI_comp_t* completion) {
+LCI_error_t LCI_sync_free(LCI_comp_t* completion) noexcept try {
   LCI_CHECK(check_out("LCI_sync_free", "completion", completion));
   LCI_CHECK(check_sync("LCI_sync_free", *completion));
   LCI_DEBUG_ONLY(debug::untrack(*completion));
   comp_registry::retire(to_sync(*completion));
   *completion = nullptr;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request) {
+LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request) noexcept try {
   LCI_CHECK(check_sync("LCI_sync_signal", completion));
   to_sync(completion)->signal(request);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]) {
+LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]) noexcept try {
   LCI_CHECK(check_sync("LCI_sync_wait", completion));
   to_sync(completion)->wait(request);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]) {
+LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]) noexcept try {
   LCI_CHECK(check_sync("LCI_sync_test", completion));
   return to_sync(completion)->test(request) ? LCI_OK : LCI_ERR_RETRY;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 // ---- handler -----------------------------------------------------------------
 
-LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler, LCI_comp_t* completion) {
+LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler,
+                               LCI_comp_t* completion) noexcept try {
   LCI_CHECK(check_out("LCI_handler_create", "completion", completion));
   LCI_CHECK(check_out("LCI_handler_create", "handler", reinterpret_cast<const void*>(handler)));
   auto* h = new comp_handler(handler);
@@ -137,4 +180,7 @@ LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler, LCI_c
   *completion = static_cast<comp_base*>(h);
   LCI_DEBUG_ONLY(debug::track(*completion, debug::handle_kind::handler));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }

@@ -13,16 +13,18 @@
 
 using namespace lci;
 
-size_t LCI_get_iovec_piggy_back_size(int count) {
+size_t LCI_get_iovec_piggy_back_size(int count) noexcept try {
   // The iovec's descriptors share a medium packet with the piggy-back bytes
   // in every message of the protocol (lci/core/protocol.hpp).
   const long size = static_cast<long>(LCI_MEDIUM_SIZE) - static_cast<long>(iovec_header_size) -
                    static_cast<long>(iovec_buffer_size) * count;
   return size > 0 ? static_cast<size_t>(size) : 0;
+} catch (...) {
+  lci::fatal_exception(__func__);
 }
 
 LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t length,
-                                LCI_segment_t* segment) {
+                                LCI_segment_t* segment) noexcept try {
   LCI_CHECK(debug::check_device("LCI_memory_register", device));
   LCI_CHECK(segment ? LCI_OK : debug::fail("LCI_memory_register", "argument segment is NULL"));
   LCI_CHECK(address || !length ? LCI_OK
@@ -33,18 +35,24 @@ LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t lengt
   if (!seg) return LCI_ERR_RETRY;
   *segment = seg;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_memory_deregister(LCI_segment_t* segment) {
+LCI_error_t LCI_memory_deregister(LCI_segment_t* segment) noexcept try {
   LCI_CHECK(segment ? LCI_OK : debug::fail("LCI_memory_deregister", "argument segment is NULL"));
   LCI_CHECK(debug::check_handle("LCI_memory_deregister", "segment", *segment,
                                 debug::handle_kind::segment));
   segment_deregister(*segment);
   *segment = nullptr;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string) {
+LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string) noexcept try {
   LCI_CHECK(debug::check_handle("LCI_segment_serialize", "segment", segment,
                                 debug::handle_kind::segment));
   LCI_CHECK(string ? LCI_OK : debug::fail("LCI_segment_serialize", "argument string is NULL"));
@@ -60,9 +68,12 @@ LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string) {
   t.virt = segment->virt;
   format_segment(t, string);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) {
+LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) noexcept try {
   if (!string || !segment) {
     LCI_WARN("LCI_segment_deserialize: argument %s is NULL", string ? "segment" : "string");
     return LCI_ERR_FATAL;
@@ -83,19 +94,26 @@ LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) {
   *segment = seg;
   LCI_DEBUG_ONLY(debug::track(seg, debug::handle_kind::segment));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size, LCI_lbuffer_t* lbuffer) {
+LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size,
+                              LCI_lbuffer_t* lbuffer) noexcept try {
   LCI_CHECK(debug::check_device("LCI_lbuffer_alloc", device));
   LCI_CHECK(lbuffer ? LCI_OK : debug::fail("LCI_lbuffer_alloc", "argument lbuffer is NULL"));
   LCI_lbuffer_t b;
   if (!lbuffer_alloc(*to_device(device), size, 0, &b)) return LCI_ERR_RETRY;
   *lbuffer = b;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCI_lbuffer_memalign(LCI_device_t device, size_t size, size_t alignment,
-                                 LCI_lbuffer_t* lbuffer) {
+                                 LCI_lbuffer_t* lbuffer) noexcept try {
   LCI_CHECK(debug::check_device("LCI_lbuffer_memalign", device));
   LCI_CHECK(lbuffer ? LCI_OK : debug::fail("LCI_lbuffer_memalign", "argument lbuffer is NULL"));
   LCI_CHECK(alignment && !(alignment & (alignment - 1)) && alignment % sizeof(void*) == 0
@@ -107,13 +125,19 @@ LCI_error_t LCI_lbuffer_memalign(LCI_device_t device, size_t size, size_t alignm
   if (!lbuffer_alloc(*to_device(device), size, alignment, &b)) return LCI_ERR_RETRY;
   *lbuffer = b;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_lbuffer_free(LCI_lbuffer_t lbuffer) {
+LCI_error_t LCI_lbuffer_free(LCI_lbuffer_t lbuffer) noexcept try {
   LCI_CHECK(!lbuffer.segment || debug::is_live(lbuffer.segment, debug::handle_kind::segment)
                 ? LCI_OK
                 : debug::fail("LCI_lbuffer_free", "argument lbuffer.segment (%p) is not a live segment",
                               (void*)lbuffer.segment));
   lbuffer_free(lbuffer);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }

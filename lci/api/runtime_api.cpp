@@ -20,48 +20,68 @@ plist* to_plist(LCI_plist_t p) { return reinterpret_cast<plist*>(p); }
 }
 }  // namespace
 
-LCI_error_t LCI_initialize() {
+LCI_error_t LCI_initialize() noexcept try {
   if (g_initialized.load()) fatal("LCI_initialize: called twice");
   runtime_initialize();
   LCI_DEBUG_ONLY(debug::track(LCI_UR_DEVICE, debug::handle_kind::device));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_ENDPOINT, debug::handle_kind::endpoint));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_CQ, debug::handle_kind::queue));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_initialized(int* flag) {
+LCI_error_t LCI_initialized(int* flag) noexcept try {
   LCI_CHECK(flag ? LCI_OK : debug::fail("LCI_initialized", "argument flag is NULL"));
   *flag = g_initialized.load(std::memory_order_acquire) ? 1 : 0;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_finalize() {
+LCI_error_t LCI_finalize() noexcept try {
   LCI_CHECK(check_initialized("LCI_finalize"));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
   runtime_finalize();
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_barrier() {
+LCI_error_t LCI_barrier() noexcept try {
   LCI_CHECK(check_initialized("LCI_barrier"));
   runtime_barrier();
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_device_init(LCI_device_t* device_ptr) {
+LCI_error_t LCI_device_init(LCI_device_t* device_ptr) noexcept try {
   LCI_CHECK(check_initialized("LCI_device_init"));
   LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_init", "argument device_ptr is NULL"));
   device* d = device_create();
   *device_ptr = reinterpret_cast<LCI_device_t>(d);
   LCI_DEBUG_ONLY(debug::track(d, debug::handle_kind::device));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_device_initx(LCI_device_t* device_ptr) { return LCI_device_init(device_ptr); }
+LCI_error_t LCI_device_initx(LCI_device_t* device_ptr) noexcept try {
+  return LCI_device_init(device_ptr);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
 
-LCI_error_t LCI_device_free(LCI_device_t* device_ptr) {
+LCI_error_t LCI_device_free(LCI_device_t* device_ptr) noexcept try {
   LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_free", "argument device_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_device_free", *device_ptr));
   LCI_DEBUG_ONLY(debug::untrack(*device_ptr));
@@ -69,22 +89,31 @@ LCI_error_t LCI_device_free(LCI_device_t* device_ptr) {
   device_destroy(to_device(*device_ptr));
   *device_ptr = nullptr;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_progress(LCI_device_t device) {
+LCI_error_t LCI_progress(LCI_device_t device) noexcept try {
   LCI_CHECK(debug::check_device("LCI_progress", device));
   return to_device(device)->progress() ? LCI_OK : LCI_ERR_RETRY;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank) {
+LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank) noexcept try {
 #if LCI_ENABLE_DEBUG
   if (debug::check_device("LCIX_transport_of", device) != LCI_OK) return LCIX_TRANSPORT_NETWORK;
 #endif
   if (device == nullptr || rank < 0 || rank >= LCI_NUM_PROCESSES) return LCIX_TRANSPORT_NETWORK;
   return to_device(device)->net->is_native(rank) ? LCIX_TRANSPORT_NATIVE : LCIX_TRANSPORT_NETWORK;
+} catch (...) {
+  lci::fatal_exception(__func__);
 }
 
-LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* counts) {
+LCI_error_t LCIX_transport_counts(LCI_device_t device,
+                                  LCIX_transport_counts_t* counts) noexcept try {
   LCI_CHECK(debug::check_device("LCIX_transport_counts", device));
   LCI_CHECK(counts ? LCI_OK
                    : debug::fail("LCIX_transport_counts", "argument counts is NULL"));
@@ -92,29 +121,38 @@ LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* 
   counts->native_received = n.native_received();
   counts->network_received = n.network_received();
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 // ---- property lists --------------------------------------------------------
 
-LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr) {
+LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr) noexcept try {
   LCI_CHECK(plist_ptr ? LCI_OK : debug::fail("LCI_plist_create", "argument plist_ptr is NULL"));
   auto* p = new plist;
   p->default_comp = LCI_UR_CQ;
   *plist_ptr = reinterpret_cast<LCI_plist_t>(p);
   LCI_DEBUG_ONLY(debug::track(p, debug::handle_kind::plist));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_plist_free(LCI_plist_t* plist_ptr) {
+LCI_error_t LCI_plist_free(LCI_plist_t* plist_ptr) noexcept try {
   LCI_CHECK(plist_ptr ? LCI_OK : debug::fail("LCI_plist_free", "argument plist_ptr is NULL"));
   LCI_CHECK(debug::check_handle("LCI_plist_free", "plist", *plist_ptr, debug::handle_kind::plist));
   LCI_DEBUG_ONLY(debug::untrack(*plist_ptr));
   delete to_plist(*plist_ptr);
   *plist_ptr = nullptr;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr) {
+LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr) noexcept try {
   LCI_CHECK(debug::check_endpoint("LCI_plist_get", ep));
   LCI_CHECK(plist_ptr ? LCI_OK : debug::fail("LCI_plist_get", "argument plist_ptr is NULL"));
   endpoint* e = to_endpoint(ep);
@@ -126,6 +164,9 @@ LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr) {
   *plist_ptr = reinterpret_cast<LCI_plist_t>(p);
   LCI_DEBUG_ONLY(debug::track(p, debug::handle_kind::plist));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 namespace {
@@ -140,7 +181,7 @@ const char* comp_type_name(LCI_comp_type_t t) {
 }
 }  // namespace
 
-LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string) {
+LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string) noexcept try {
   LCI_CHECK(debug::check_handle("LCI_plist_decode", "plist", plist, debug::handle_kind::plist));
   LCI_CHECK(string ? LCI_OK : debug::fail("LCI_plist_decode", "argument string is NULL"));
   const auto* p = to_plist(plist);
@@ -148,9 +189,12 @@ LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string) {
            p->match_type == LCI_MATCH_TAG ? "tag" : "ranktag", comp_type_name(p->cmd_comp_type),
            comp_type_name(p->msg_comp_type), p->default_comp);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type) {
+LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type) noexcept try {
   LCI_CHECK(debug::check_handle("LCI_plist_set_match_type", "plist", plist, debug::handle_kind::plist));
   LCI_CHECK(match_type == LCI_MATCH_RANKTAG || match_type == LCI_MATCH_TAG
                 ? LCI_OK
@@ -158,13 +202,20 @@ LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type) 
                               static_cast<int>(match_type)));
   to_plist(plist)->match_type = match_type;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_type) {
+LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_type) noexcept try {
   return LCI_plist_set_match_type(plist, match_type);
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port, LCI_comp_type_t comp_type) {
+LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port,
+                                    LCI_comp_type_t comp_type) noexcept try {
   LCI_CHECK(debug::check_handle("LCI_plist_set_comp_type", "plist", plist, debug::handle_kind::plist));
   LCI_CHECK(port == LCI_PORT_COMMAND || port == LCI_PORT_MESSAGE
                 ? LCI_OK
@@ -180,20 +231,27 @@ LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port, LCI_comp
   else
     to_plist(plist)->msg_comp_type = comp_type;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) {
+LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) noexcept try {
   LCI_CHECK(debug::check_handle("LCI_plist_set_default_comp", "plist", plist, debug::handle_kind::plist));
   // NULL is allowed: an endpoint whose message port is NONE needs no object.
   LCI_CHECK(comp ? debug::check_comp_any("LCI_plist_set_default_comp", "comp", comp) : LCI_OK);
   to_plist(plist)->default_comp = comp;
   to_plist(plist)->default_comp_set = true;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 // ---- endpoints -------------------------------------------------------------
 
-LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device, LCI_plist_t plist) {
+LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device,
+                              LCI_plist_t plist) noexcept try {
   LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_init", "argument ep_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_endpoint_init", device));
   LCI_CHECK(debug::check_handle("LCI_endpoint_init", "plist", plist, debug::handle_kind::plist));
@@ -207,13 +265,19 @@ LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device, LCI_p
   *ep_ptr = reinterpret_cast<LCI_endpoint_t>(ep);
   LCI_DEBUG_ONLY(debug::track(ep, debug::handle_kind::endpoint));
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr) {
+LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr) noexcept try {
   LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_free", "argument ep_ptr is NULL"));
   LCI_CHECK(debug::check_endpoint("LCI_endpoint_free", *ep_ptr));
   LCI_DEBUG_ONLY(debug::untrack(*ep_ptr));
   endpoint_destroy(to_endpoint(*ep_ptr));
   *ep_ptr = nullptr;
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }

@@ -2,41 +2,56 @@
 #include "lci.h"
 #include "lci/api/check.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/util/log.hpp"
 
 using namespace lci;
 
 
-LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) {
+LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept try {
   LCI_CHECK(debug::check_send("LCI_sends", ep, rank, tag));
   return to_error(send_eager(to_endpoint(ep), msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag,
                     nullptr, nullptr));
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
-                      void* user_context) {
+                      void* user_context) noexcept try {
   LCI_CHECK(debug::check_recv("LCI_recvs", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvs", "completion", ep, LCI_PORT_MESSAGE, completion, false));
-  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, false, completion,
-                   user_context);
+  endpoint* e = to_endpoint(ep);
+  post_recv_plain(e, recv_key(e, rank, tag), nullptr, 0, completion, user_context);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag) {
+LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                      LCI_tag_t tag) noexcept try {
   LCI_CHECK(debug::check_send("LCI_sendm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendm", "buffer", buffer));
   return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
                     nullptr, nullptr));
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag) {
+LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
+                       LCI_tag_t tag) noexcept try {
   LCI_CHECK(debug::check_send("LCI_sendmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmn", "buffer", buffer));
   return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
                     nullptr, nullptr));
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
-                       LCI_comp_t completion, void* user_context) {
+                       LCI_comp_t completion, void* user_context) noexcept try {
   LCI_CHECK(debug::check_send("LCI_sendmc", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmc", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_sendmc", "completion", ep, LCI_PORT_COMMAND, completion, false));
@@ -44,10 +59,13 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   if (e->cmd_comp_type == LCI_COMPLETION_NONE) completion = nullptr;
   return to_error(send_eager(e, msg_kind::medium, buffer.address, buffer.length, rank, tag, completion,
                     user_context, true));
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
-                      LCI_comp_t completion, void* user_context) {
+                      LCI_comp_t completion, void* user_context) noexcept try {
   LCI_CHECK(debug::check_recv("LCI_recvm", ep, rank, tag));
   // The buffer may be larger than any medium message; it must exist.
   LCI_CHECK(buffer.address || !buffer.length
@@ -55,21 +73,28 @@ LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
                 : debug::fail("LCI_recvm", "argument buffer.address is NULL with length %zu",
                               buffer.length));
   LCI_CHECK(debug::check_port_comp("LCI_recvm", "completion", ep, LCI_PORT_MESSAGE, completion, false));
-  post_recv(to_endpoint(ep), rank, tag, buffer.address, buffer.length,
-                   false, completion, user_context);
+  endpoint* e = to_endpoint(ep);
+  post_recv_plain(e, recv_key(e, rank, tag), buffer.address, buffer.length, completion,
+                  user_context);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
-                       void* user_context) {
+                       void* user_context) noexcept try {
   LCI_CHECK(debug::check_recv("LCI_recvmn", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvmn", "completion", ep, LCI_PORT_MESSAGE, completion, true));
-  post_recv(to_endpoint(ep), rank, tag, nullptr, 0, true, completion,
-                   user_context);
+  endpoint* e = to_endpoint(ep);
+  post_recv_packet(e, recv_key(e, rank, tag), completion, user_context);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) {
+LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) noexcept try {
   LCI_CHECK(debug::check_device("LCI_mbuffer_alloc", device));
   LCI_CHECK(mbuffer ? LCI_OK : debug::fail("LCI_mbuffer_alloc", "argument mbuffer is NULL"));
   packet* p = reinterpret_cast<lci::device*>(device)->get_send_packet();
@@ -78,9 +103,12 @@ LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) {
   mbuffer->address = p->payload();
   mbuffer->length = static_cast<size_t>(LCI_MEDIUM_SIZE);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer) {
+LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer) noexcept try {
   // The pool is found from the address (a few compares): an address inside
   // a packet but not at its payload frees that packet instead of reading a
   // header at a wrong place; an address outside every pool is refused.
@@ -102,4 +130,7 @@ LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer) {
                                         "twice, or consumed by a send)", mbuffer.address));
   owner->put_packet(p);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }

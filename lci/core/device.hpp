@@ -146,7 +146,8 @@ struct device {
   packet* get_packet() { return static_cast<packet*>(packets->get()); }
   // A packet for a send or LCI_mbuffer_alloc: while receive packets are
   // missing (recv_deficit), free packets re-post receives first.
-  packet* get_send_packet() {
+  // always_inline: LCI_mbuffer_alloc is this call and little else.
+  [[gnu::always_inline]] packet* get_send_packet() {
     packet* p = get_packet();
     if (__builtin_expect(p != nullptr && recv_deficit.load(std::memory_order_relaxed) > 0, 0))
       return get_send_packet_slow(p);

@@ -50,9 +50,12 @@ inline void signal_medium(LCI_comp_t comp, int rank, LCI_tag_t tag, void* addres
 // packet send as pending for fences until it completes: only operations with
 // a local completion (sendmc, putmac) are tracked; elemental sends are
 // complete for the caller at return, so the endpoint may go right after.
-inline post_status send_eager(device& d, endpoint* tracked, uint32_t imm, void* address,
-                              size_t length, int rank, LCI_tag_t tag, LCI_comp_t comp,
-                              void* user_context, const trailer* tr = nullptr) {
+// send_eager_body is the code, inlined into send_eager and send_eager_plain.
+[[gnu::always_inline]] inline post_status send_eager_body(device& d, endpoint* tracked,
+                                                           uint32_t imm, void* address,
+                                                           size_t length, int rank,
+                                                           LCI_tag_t tag, LCI_comp_t comp,
+                                                           void* user_context, const trailer* tr) {
   const bool own_buffer = d.owns_packet(address);
   const size_t total = length + (tr ? trailer_size : 0);
   if (total <= d.max_inject && (!tr || total <= 256)) {
@@ -125,12 +128,32 @@ inline post_status send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
   return post_status::ok;
 }
 
+inline post_status send_eager(device& d, endpoint* tracked, uint32_t imm, void* address,
+                              size_t length, int rank, LCI_tag_t tag, LCI_comp_t comp,
+                              void* user_context, const trailer* tr = nullptr) {
+  return send_eager_body(d, tracked, imm, address, length, rank, tag, comp, user_context, tr);
+}
+
+// The eager send and receive of the C entry points' common cases, out of
+// line (eager_entry.cpp) with every argument in a register. An entry point is
+// noexcept with a catch-all handler (lci/util/log.hpp), and GCC gives a
+// function with a handler a frame pointer when one of its calls passes
+// arguments on the stack: a few instructions on every call of sendm or
+// recvm, which these spare.
+//
+// send_eager_plain: send_eager without a local completion and not tracked
+// (the tag only matters to a completion).
+post_status send_eager_plain(device& d, uint32_t imm, void* address, size_t length, int rank,
+                             const trailer* tr);
+
 inline post_status send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
                               int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context,
                               bool tracked = false) {
-  const post_status st = send_eager(*ep->dev, tracked ? ep : nullptr,
-                                    make_imm(kind, ep->index, tag), address, length, rank, tag,
-                                    comp, user_context);
+  const uint32_t imm = make_imm(kind, ep->index, tag);
+  const post_status st =
+      comp || tracked ? send_eager(*ep->dev, tracked ? ep : nullptr, imm, address, length, rank,
+                                   tag, comp, user_context)
+                      : send_eager_plain(*ep->dev, imm, address, length, rank, nullptr);
   if (st == post_status::ok) ep->issued.add(rank);
   return st;
 }
@@ -158,9 +181,13 @@ inline post_status put_eager(endpoint* e, void* address, size_t length, int rank
                             : (remote_completion ? msg_kind::am_medium_c : msg_kind::am_medium);
   // Only putmac has a local completion; the other puts are done at return.
   endpoint* tracked = has_local_completion ? e : nullptr;
+  const uint32_t imm = make_imm(kind, e->index, tag);
   const post_status st =
-      send_eager(*e->dev, tracked, make_imm(kind, e->index, tag), address, length, rank, tag,
-                 local_completion, user_context, remote_completion ? &tr : nullptr);
+      local_completion || tracked
+          ? send_eager(*e->dev, tracked, imm, address, length, rank, tag, local_completion,
+                       user_context, remote_completion ? &tr : nullptr)
+          : send_eager_plain(*e->dev, imm, address, length, rank,
+                             remote_completion ? &tr : nullptr);
   if (st == post_status::ok) e->issued.add(rank);
   return st;
 }
@@ -170,8 +197,8 @@ inline post_status put_eager(endpoint* e, void* address, size_t length, int rank
 inline post_status put_to(endpoint* e, void* address, size_t length, int rank, LCI_tag_t tag,
                           void* remote_address, uintptr_t remote_completion) {
   const trailer tr{reinterpret_cast<uint64_t>(remote_address), remote_completion};
-  const post_status st = send_eager(*e->dev, nullptr, make_imm(msg_kind::put_to, e->index, tag),
-                                    address, length, rank, tag, nullptr, nullptr, &tr);
+  const post_status st = send_eager_plain(*e->dev, make_imm(msg_kind::put_to, e->index, tag),
+                                          address, length, rank, &tr);
   if (st == post_status::ok) e->issued.add(rank);
   return st;
 }
@@ -226,13 +253,21 @@ inline void complete_waiting(device& d, recv_ctx* c, packet* p) {
   }
 }
 
-// Posts a receive; completes it at once if its message already arrived.
-// `always_signal`: signal `comp` even when the endpoint's message port is
-// LCI_COMPLETION_NONE (LCI's own receives, e.g. those of the collectives).
-inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag,
-                             void* buffer, size_t capacity, bool want_packet, LCI_comp_t comp,
-                             void* user_context, LCI_segment_t segment = nullptr,
-                             const LCI_iovec_t* iov = nullptr, bool always_signal = false) {
+// The matching key of a receive of `ep` from `rank` with `tag`.
+inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
+  return make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : rank, ep->index, tag);
+}
+
+// Posts a receive with matching key `key` (recv_key); completes it at once
+// if its message already arrived. `always_signal`: signal `comp` even when
+// the endpoint's message port is LCI_COMPLETION_NONE (LCI's own receives,
+// e.g. those of the collectives).
+[[gnu::always_inline]] inline void post_recv_keyed(endpoint* ep, uint64_t key, void* buffer,
+                                                   size_t capacity, bool want_packet,
+                                                   LCI_comp_t comp, void* user_context,
+                                                   LCI_segment_t segment = nullptr,
+                                                   const LCI_iovec_t* iov = nullptr,
+                                                   bool always_signal = false) {
   device& d = *ep->dev;
   recv_ctx* c = d.get_ctx();
   c->segment = segment;
@@ -244,11 +279,24 @@ inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag,
   c->buffer = buffer;
   c->capacity = capacity;
   c->want_packet = want_packet;
-  c->node.key =
-      make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : rank, ep->index, tag);
+  c->node.key = key;
   c->node.kind = match_kind::recv;
   if (match_node* m = d.table->insert_or_match(&c->node))
     complete_waiting(d, c, reinterpret_cast<packet*>(m));
 }
+
+inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_t capacity,
+                      bool want_packet, LCI_comp_t comp, void* user_context,
+                      LCI_segment_t segment = nullptr, const LCI_iovec_t* iov = nullptr,
+                      bool always_signal = false) {
+  post_recv_keyed(ep, recv_key(ep, rank, tag), buffer, capacity, want_packet, comp, user_context,
+                  segment, iov, always_signal);
+}
+
+// The receives of recvs and recvm (into `buffer`) and of recvmn (into a
+// packet), register arguments only (see send_eager_plain).
+void post_recv_plain(endpoint* ep, uint64_t key, void* buffer, size_t capacity, LCI_comp_t comp,
+                     void* user_context);
+void post_recv_packet(endpoint* ep, uint64_t key, LCI_comp_t comp, void* user_context);
 
 }  // namespace lci

@@ -15,6 +15,7 @@
 #include "lci/core/eager.hpp"
 #include "lci/core/memory.hpp"
 #include "lci/core/validate.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci {
 
@@ -42,52 +43,72 @@ bool hooks_enabled() {
 extern "C" {
 
 LCI_API LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void* data,
-                          size_t length) {
+                          size_t length) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   auto* e = reinterpret_cast<lci::endpoint*>(ep);
   if (rank < 0 || rank >= LCI_NUM_PROCESSES || length > static_cast<size_t>(LCI_MEDIUM_SIZE))
     return LCI_ERR_FATAL;
   return lci::to_error(lci::send_eager(*e->dev, nullptr, imm, const_cast<void*>(data), length,
                                        rank, 0, nullptr, nullptr));
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API LCI_error_t LCIT_fail_next_rdma(void) {
+LCI_API LCI_error_t LCIT_fail_next_rdma(void) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_fail_next_rdma.store(true, std::memory_order_relaxed);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API LCI_error_t LCIT_refuse_next_recv_posts(int n) {
+LCI_API LCI_error_t LCIT_refuse_next_recv_posts(int n) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_refuse_recv_posts.store(n, std::memory_order_relaxed);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API LCI_error_t LCIT_fail_next_registrations(int n) {
+LCI_API LCI_error_t LCIT_fail_next_registrations(int n) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_fail_registrations.store(n, std::memory_order_relaxed);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API LCI_error_t LCIT_limit_message_size(size_t n) {
+LCI_API LCI_error_t LCIT_limit_message_size(size_t n) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_max_message.store(n, std::memory_order_relaxed);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API LCI_error_t LCIT_coll_internal_comp(uint64_t* handle) {
+LCI_API LCI_error_t LCIT_coll_internal_comp(uint64_t* handle) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   *handle = reinterpret_cast<uint64_t>(lci::coll_internal_comp());
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API uint64_t LCIT_dropped_messages(void) {
+LCI_API uint64_t LCIT_dropped_messages(void) noexcept try {
   return lci::g_dropped_messages.load(std::memory_order_relaxed);
+} catch (...) {
+  lci::fatal_exception(__func__);
 }
 
 LCI_API LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_native_cell* cell,
                                       const void* payload, size_t payload_length,
-                                      uint64_t retarget) {
+                                      uint64_t retarget) noexcept try {
   if (!lci::hooks_enabled() || !device || !cell || rank < 0 || rank >= LCI_NUM_PROCESSES)
     return LCI_ERR_FEATURE_NA;
   lci::native::native_device* s = lci::to_device(device)->net->native();
@@ -102,37 +123,51 @@ LCI_API LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_
   f.key = cell->key;
   f.op = cell->op;
   return s->forge(rank, f, payload, payload_length, retarget) ? LCI_OK : LCI_ERR_RETRY;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API LCI_error_t LCIT_native_refuse_cma(int rank) {
+LCI_API LCI_error_t LCIT_native_refuse_cma(int rank) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_no_cma_rank.store(rank, std::memory_order_relaxed);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
-LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) {
+LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) noexcept try {
   if (!device || rank < 0 || rank >= LCI_NUM_PROCESSES) return 0;
   return lci::to_device(device)->piece_for(rank);
+} catch (...) {
+  lci::fatal_exception(__func__);
 }
 
 LCI_API LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key,
-                                      uint64_t* provider_key) {
+                                      uint64_t* provider_key) noexcept try {
   if (!lci::hooks_enabled() || !segment) return LCI_ERR_FEATURE_NA;
   const LCII_mr_t* seg = segment;
   if (seg->magic != segment_magic || seg->remote || !seg->dev) return LCI_ERR_FATAL;
   if (peer_key) *peer_key = seg->mr.rkey;
   if (provider_key) *provider_key = seg->dev->net->provider_key(seg->mr);
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies,
-                                      int* ops_in_flight) {
+                                      int* ops_in_flight) noexcept try {
   if (!lci::hooks_enabled() || !device) return LCI_ERR_FEATURE_NA;
   lci::native::native_device* s = lci::to_device(device)->net->native();
   if (!s) return LCI_ERR_FEATURE_NA;
   if (pending_replies) *pending_replies = s->pending_replies();
   if (ops_in_flight) *ops_in_flight = s->ops_in_flight();
   return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
 }
 
 }  // extern "C"

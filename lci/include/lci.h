@@ -22,6 +22,17 @@ extern "C" {
 
 #define LCI_API __attribute__((visibility("default")))
 
+/* In C++ (C++11 and later) every function of this header is noexcept: no
+ * C++ exception leaves LCI. One raised inside a call is reported by a line
+ * naming the call and LCI_ERR_FATAL, or, for a function without an
+ * LCI_error_t result, ends the process with that line. Expands to nothing
+ * in C. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define LCI_NOEXCEPT noexcept
+#else
+#define LCI_NOEXCEPT
+#endif
+
 /* ---- 1. Errors ---------------------------------------------------------- */
 
 typedef enum {
@@ -156,151 +167,158 @@ extern LCI_API uint64_t LCI_BACKEND_TRY_LOCK_MODE, LCI_DEVICE_LOCK_MODE;
 
 /* ---- Runtime ------------------------------------------------------------- */
 
-LCI_API LCI_error_t LCI_initialize();
-LCI_API LCI_error_t LCI_initialized(int* flag);
-LCI_API LCI_error_t LCI_finalize();
-LCI_API LCI_error_t LCI_barrier();
+LCI_API LCI_error_t LCI_initialize() LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_initialized(int* flag) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_finalize() LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_barrier() LCI_NOEXCEPT;
 
 /* ---- Devices ------------------------------------------------------------- */
 
-LCI_API LCI_error_t LCI_device_init(LCI_device_t* device_ptr);
-LCI_API LCI_error_t LCI_device_initx(LCI_device_t* device_ptr);
-LCI_API LCI_error_t LCI_device_free(LCI_device_t* device_ptr);
+LCI_API LCI_error_t LCI_device_init(LCI_device_t* device_ptr) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_device_initx(LCI_device_t* device_ptr) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_device_free(LCI_device_t* device_ptr) LCI_NOEXCEPT;
 
 /* ---- Property lists ------------------------------------------------------ */
 
-LCI_API LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr);
-LCI_API LCI_error_t LCI_plist_free(LCI_plist_t* plist_ptr);
-LCI_API LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr);
-LCI_API LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string);
-LCI_API LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type);
-LCI_API LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_type);
+LCI_API LCI_error_t LCI_plist_create(LCI_plist_t* plist_ptr) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_plist_free(LCI_plist_t* plist_ptr) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_plist_decode(LCI_plist_t plist, char* string) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_plist_set_match_type(LCI_plist_t plist, LCI_match_t match_type)
+    LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_type) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port,
-                                            LCI_comp_type_t comp_type);
-LCI_API LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp);
+                                            LCI_comp_type_t comp_type) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) LCI_NOEXCEPT;
 
 /* ---- Endpoints ----------------------------------------------------------- */
 
 LCI_API LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device,
-                                      LCI_plist_t plist);
-LCI_API LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr);
+                                      LCI_plist_t plist) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr) LCI_NOEXCEPT;
 
 /* ---- Memory registration and segments ------------------------------------ */
 
 LCI_API LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t length,
-                                        LCI_segment_t* segment);
-LCI_API LCI_error_t LCI_memory_deregister(LCI_segment_t* segment);
-LCI_API LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string);
-LCI_API LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment);
+                                        LCI_segment_t* segment) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_memory_deregister(LCI_segment_t* segment) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_segment_serialize(LCI_segment_t segment, char* string) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) LCI_NOEXCEPT;
 
 /* ---- Buffers ------------------------------------------------------------- */
 
-LCI_API LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer);
-LCI_API LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer);
+LCI_API LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_mbuffer_free(LCI_mbuffer_t mbuffer) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size,
-                                      LCI_lbuffer_t* lbuffer);
+                                      LCI_lbuffer_t* lbuffer) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_lbuffer_memalign(LCI_device_t device, size_t size, size_t alignment,
-                                         LCI_lbuffer_t* lbuffer);
-LCI_API LCI_error_t LCI_lbuffer_free(LCI_lbuffer_t lbuffer);
-LCI_API size_t LCI_get_iovec_piggy_back_size(int count);
+                                         LCI_lbuffer_t* lbuffer) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_lbuffer_free(LCI_lbuffer_t lbuffer) LCI_NOEXCEPT;
+LCI_API size_t LCI_get_iovec_piggy_back_size(int count) LCI_NOEXCEPT;
 
 /* ---- Completion queue ---------------------------------------------------- */
 
-LCI_API LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq);
+LCI_API LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length,
-                                      LCI_comp_t* cq);
-LCI_API LCI_error_t LCI_queue_free(LCI_comp_t* cq);
-LCI_API LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request);
-LCI_API LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request);
+                                      LCI_comp_t* cq) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_queue_free(LCI_comp_t* cq) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_queue_pop_multiple(LCI_comp_t cq, size_t request_count,
-                                           LCI_request_t* requests, size_t* return_count);
+                                           LCI_request_t* requests, size_t* return_count)
+    LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count,
-                                            LCI_request_t* requests);
-LCI_API LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len);
+                                            LCI_request_t* requests) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len) LCI_NOEXCEPT;
 
 /* ---- Synchronizer -------------------------------------------------------- */
 
 LCI_API LCI_error_t LCI_sync_create(LCI_device_t device, int threshold,
-                                    LCI_comp_t* completion);
-LCI_API LCI_error_t LCI_sync_free(LCI_comp_t* completion);
-LCI_API LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request);
-LCI_API LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]);
-LCI_API LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]);
+                                    LCI_comp_t* completion) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_sync_free(LCI_comp_t* completion) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]) LCI_NOEXCEPT;
 
 /* ---- Handler ------------------------------------------------------------- */
 
 LCI_API LCI_error_t LCI_handler_create(LCI_device_t device, LCI_handler_t handler,
-                                       LCI_comp_t* completion);
+                                       LCI_comp_t* completion) LCI_NOEXCEPT;
 
 /* ---- Two-sided ----------------------------------------------------------- */
 
-LCI_API LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag);
+LCI_API LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag)
+    LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag,
-                              LCI_comp_t completion, void* user_context);
+                              LCI_comp_t completion, void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                              LCI_tag_t tag);
+                              LCI_tag_t tag) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                               LCI_tag_t tag);
+                               LCI_tag_t tag) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                               LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+                               LCI_tag_t tag, LCI_comp_t completion, void* user_context)
+    LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                              LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+                              LCI_tag_t tag, LCI_comp_t completion, void* user_context)
+    LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag,
-                               LCI_comp_t completion, void* user_context);
+                               LCI_comp_t completion, void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
-                              LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+                              LCI_tag_t tag, LCI_comp_t completion, void* user_context)
+    LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
-                              LCI_tag_t tag, LCI_comp_t completion, void* user_context);
+                              LCI_tag_t tag, LCI_comp_t completion, void* user_context)
+    LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
-                              LCI_comp_t completion, void* user_context);
+                              LCI_comp_t completion, void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
-                              LCI_comp_t completion, void* user_context);
+                              LCI_comp_t completion, void* user_context) LCI_NOEXCEPT;
 
 /* ---- One-sided ----------------------------------------------------------- */
 
 LCI_API LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag,
-                             uintptr_t remote_completion);
+                             uintptr_t remote_completion) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                              LCI_tag_t tag, uintptr_t remote_completion);
+                              LCI_tag_t tag, uintptr_t remote_completion) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                               LCI_tag_t tag, uintptr_t remote_completion);
+                               LCI_tag_t tag, uintptr_t remote_completion) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                                LCI_tag_t tag, uintptr_t remote_completion,
-                               LCI_comp_t local_completion, void* user_context);
+                               LCI_comp_t local_completion, void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                              LCI_tag_t tag, LCI_mbuffer_t remote_buffer,
-                             uintptr_t remote_completion);
+                             uintptr_t remote_completion) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                               LCI_tag_t tag, LCI_mbuffer_t remote_buffer,
-                              uintptr_t remote_completion);
+                              uintptr_t remote_completion) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t completion,
                               int rank, LCI_tag_t tag, uintptr_t remote_completion,
-                              void* user_context);
+                              void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer,
                              LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                              LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
-                             void* user_context);
+                             void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t length,
                              LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                              LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
-                             void* user_context);
+                             void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completion,
                               int rank, LCI_tag_t tag, uintptr_t remote_completion,
-                              void* user_context);
+                              void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec,
                              LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                              LCI_iovec_t remote_iovec, uintptr_t remote_completion,
-                             void* user_context);
+                             void* user_context) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec,
                              LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                              LCI_iovec_t remote_iovec, uintptr_t remote_completion,
-                             void* user_context);
+                             void* user_context) LCI_NOEXCEPT;
 
 /* ---- Bulk completion and progress ---------------------------------------- */
 
-LCI_API LCI_error_t LCI_fence_wait(LCI_endpoint_t ep);
-LCI_API LCI_error_t LCI_gfence_wait(LCI_endpoint_t ep);
-LCI_API LCI_error_t LCI_progress(LCI_device_t device);
+LCI_API LCI_error_t LCI_fence_wait(LCI_endpoint_t ep) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_gfence_wait(LCI_endpoint_t ep) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCI_progress(LCI_device_t device) LCI_NOEXCEPT;
 
 /* ==== Extensions (LCIX_*): not part of the LCI 1.7 API ====================
  *
@@ -332,8 +350,8 @@ typedef enum {
 } LCIX_wait_policy_t;
 
 /* LCI_ERR_FATAL for a value outside the enumeration. */
-LCI_API LCI_error_t LCIX_set_wait_policy(LCIX_wait_policy_t policy);
-LCI_API LCIX_wait_policy_t LCIX_get_wait_policy(void);
+LCI_API LCI_error_t LCIX_set_wait_policy(LCIX_wait_policy_t policy) LCI_NOEXCEPT;
+LCI_API LCIX_wait_policy_t LCIX_get_wait_policy(void) LCI_NOEXCEPT;
 
 /* Fiber pools: user-level threads on Boost.Context, for LCIX_WAIT_FIBERS.
  * A pool owns `nthreads` worker threads (OS threads) and a ready queue; idle
@@ -353,11 +371,12 @@ LCI_API LCIX_wait_policy_t LCIX_get_wait_policy(void);
  *   LCIX_fiber_pool_free    joins, stops the workers, frees the pool and sets
  *                           *pool to NULL. */
 typedef struct LCIX_fiber_pool_s* LCIX_fiber_pool_t;
-LCI_API LCI_error_t LCIX_fiber_pool_create(int nthreads, LCIX_fiber_pool_t* pool);
-LCI_API LCI_error_t LCIX_fiber_spawn(LCIX_fiber_pool_t pool, void (*fn)(void*), void* arg);
-LCI_API LCI_error_t LCIX_fiber_yield(void);
-LCI_API LCI_error_t LCIX_fiber_pool_join(LCIX_fiber_pool_t pool);
-LCI_API LCI_error_t LCIX_fiber_pool_free(LCIX_fiber_pool_t* pool);
+LCI_API LCI_error_t LCIX_fiber_pool_create(int nthreads, LCIX_fiber_pool_t* pool) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCIX_fiber_spawn(LCIX_fiber_pool_t pool, void (*fn)(void*), void* arg)
+    LCI_NOEXCEPT;
+LCI_API LCI_error_t LCIX_fiber_yield(void) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCIX_fiber_pool_join(LCIX_fiber_pool_t pool) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCIX_fiber_pool_free(LCIX_fiber_pool_t* pool) LCI_NOEXCEPT;
 
 /* Collectives (LCI 1.7.9's LCIX collectives). Non-blocking, over all
  * processes, on the two-sided messages of a rank+tag matching endpoint
@@ -381,21 +400,21 @@ struct LCIX_collective_s;
 typedef struct LCIX_collective_s* LCIX_collective_t;
 typedef void (*LCI_op_t)(void* dest, const void* src, size_t length);
 
-LCI_API LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll);
+LCI_API LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t completion,
-                                 void* user_context, LCIX_collective_t* coll);
+                                 void* user_context, LCIX_collective_t* coll) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root,
                                 LCI_tag_t tag, LCI_comp_t completion, void* user_context,
-                                LCIX_collective_t* coll);
+                                LCIX_collective_t* coll) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root,
                                 LCI_tag_t tag, LCI_comp_t completion, void* user_context,
-                                LCIX_collective_t* coll);
+                                LCIX_collective_t* coll) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op,
                                     LCI_tag_t tag, LCI_comp_t completion, void* user_context,
-                                    LCIX_collective_t* coll);
+                                    LCIX_collective_t* coll) LCI_NOEXCEPT;
 LCI_API LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_op_t op,
                                     LCI_tag_t tag, LCI_comp_t completion, void* user_context,
-                                    LCIX_collective_t* coll);
+                                    LCIX_collective_t* coll) LCI_NOEXCEPT;
 
 /* Configuration. LCIX_config_print writes every LCI_* setting to out
  * (stdout when NULL), one per line: name, effective value, where it came
@@ -405,7 +424,7 @@ LCI_API LCI_error_t LCIX_allreducel(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI
  * it prints the values in force; before, it parses the environment the same
  * way without applying anything (a malformed value is printed as the
  * message LCI_initialize would stop with). */
-LCI_API void LCIX_config_print(FILE* out);
+LCI_API void LCIX_config_print(FILE* out) LCI_NOEXCEPT;
 
 /* Transports. A device reaches the ranks of its own host through LCI's
  * native shared-memory transport (unless LCI_SHM=0) and the others through
@@ -422,8 +441,9 @@ typedef struct {
   uint64_t native_received;
   uint64_t network_received;
 } LCIX_transport_counts_t;
-LCI_API LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank);
-LCI_API LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* counts);
+LCI_API LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank) LCI_NOEXCEPT;
+LCI_API LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* counts)
+    LCI_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string_view>
 #include <unistd.h>
 
@@ -65,6 +66,26 @@ void fatal_exit(int status, const char* fmt, ...) {
   vprint(log_level::error, fmt, ap);
   va_end(ap);
   std::_Exit(status);
+}
+
+const char* exception_text() noexcept {
+  // Rethrown only to be told its type; the object stays alive as long as the
+  // caller's handler is active.
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "not a std::exception";
+  }
+}
+
+void log_exception(const char* call) noexcept {
+  log_message(log_level::error, "%s: C++ exception: %s", call, exception_text());
+}
+
+void fatal_exception(const char* call) noexcept {
+  fatal("%s: C++ exception: %s", call, exception_text());
 }
 
 }  // namespace lci

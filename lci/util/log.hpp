@@ -31,6 +31,37 @@ void log_message(log_level level, const char* fmt, ...) __attribute__((format(pr
 [[noreturn]] void fatal_exit(int status, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+// The boundary of the C API. Every function of lci.h and lct.h (and of the
+// LCIT test hooks) is noexcept, and its body is a function-try-block whose
+// one handler keeps a C++ exception (std::bad_alloc, std::system_error, ...)
+// from unwinding into a C caller:
+//
+//   LCI_error_t LCI_x(...) noexcept try {
+//     ...
+//   } catch (...) {
+//     log_exception(__func__);  // "LCI_x: C++ exception: <what()>"
+//     return LCI_ERR_FATAL;
+//   }
+//
+// A function whose result has no room for an error (void, a count, an
+// enumeration, a handle) ends in fatal_exception(__func__) instead (LCT's
+// functions in lct::detail::fatal_exception, with LCT's prefix). With
+// zero-cost exception handling the try adds no instruction to the path that
+// does not throw: the handler is an out-of-line landing pad that only the
+// unwinder reaches. One condition (GCC, x86-64): a function with a landing
+// pad gets a frame pointer if it pushes arguments for a call, so lci/api is
+// compiled with -maccumulate-outgoing-args and the hot entry points call
+// functions that take every argument in a register (send_eager_plain,
+// post_recv_plain in lci/core/eager.hpp).
+//
+// All three must be called from inside a handler: they read the exception
+// being handled.
+[[gnu::cold]] void log_exception(const char* call) noexcept;
+[[noreturn, gnu::cold]] void fatal_exception(const char* call) noexcept;
+// what() of the exception being handled, or a fixed text for one that is
+// not a std::exception; valid until the handler ends.
+const char* exception_text() noexcept;
+
 }  // namespace lci
 
 #define LCI_LOG(level, ...)                                          \

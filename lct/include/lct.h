@@ -115,6 +115,16 @@
 
 #define LCT_API __attribute__((visibility("default")))
 
+/* In C++ (C++11 and later) every function of this header is noexcept: an
+ * error is reported by the function's result or ends the process with a
+ * message naming the function, never by an exception. Expands to nothing
+ * in C. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define LCT_NOEXCEPT noexcept
+#else
+#define LCT_NOEXCEPT
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -220,99 +230,104 @@ extern LCT_API LCT_log_ctx_t LCT_log_ctx_default;
              "%p and %p share a cache line", (const void*)(p1), (const void*)(p2))
 
 /* ---- Init, rank ------------------------------------------------------- */
-LCT_API void LCT_init(void);
-LCT_API void LCT_fina(void);
-LCT_API void LCT_set_rank(int rank);
-LCT_API int LCT_get_rank(void);
+LCT_API void LCT_init(void) LCT_NOEXCEPT;
+LCT_API void LCT_fina(void) LCT_NOEXCEPT;
+LCT_API void LCT_set_rank(int rank) LCT_NOEXCEPT;
+LCT_API int LCT_get_rank(void) LCT_NOEXCEPT;
 
 /* ---- Time ------------------------------------------------------------- */
-LCT_API LCT_time_t LCT_now(void);
-LCT_API double LCT_time_to_ns(LCT_time_t time);
-LCT_API double LCT_time_to_us(LCT_time_t time);
-LCT_API double LCT_time_to_ms(LCT_time_t time);
-LCT_API double LCT_time_to_s(LCT_time_t time);
+LCT_API LCT_time_t LCT_now(void) LCT_NOEXCEPT;
+LCT_API double LCT_time_to_ns(LCT_time_t time) LCT_NOEXCEPT;
+LCT_API double LCT_time_to_us(LCT_time_t time) LCT_NOEXCEPT;
+LCT_API double LCT_time_to_ms(LCT_time_t time) LCT_NOEXCEPT;
+LCT_API double LCT_time_to_s(LCT_time_t time) LCT_NOEXCEPT;
 
 /* ---- Strings, dictionaries, thread ids -------------------------------- */
-LCT_API const char* LCT_str_replace_one(const char* in, const char* from, const char* to);
-LCT_API const char* LCT_str_replace_all(const char* in, const char* from, const char* to);
+LCT_API const char* LCT_str_replace_one(const char* in, const char* from, const char* to)
+    LCT_NOEXCEPT;
+LCT_API const char* LCT_str_replace_all(const char* in, const char* from, const char* to)
+    LCT_NOEXCEPT;
 LCT_API int LCT_str_int_search(LCT_dict_str_int_t dict[], int count, const char* key,
-                               int default_val, int* val);
+                               int default_val, int* val) LCT_NOEXCEPT;
 LCT_API uint64_t LCT_parse_arg(LCT_dict_str_int_t dict[], int count, const char* key,
-                               const char* delimiter);
-LCT_API int LCT_get_thread_id(void);
-LCT_API int LCT_get_nthreads(void);
+                               const char* delimiter) LCT_NOEXCEPT;
+LCT_API int LCT_get_thread_id(void) LCT_NOEXCEPT;
+LCT_API int LCT_get_nthreads(void) LCT_NOEXCEPT;
 
 /* ---- Log -------------------------------------------------------------- */
 LCT_API LCT_log_ctx_t LCT_log_ctx_alloc(const char* const log_levels_[], int count,
                                         int default_log_level, const char* ctx_name,
                                         char* filename, char* log_level_str, char* whitelist,
-                                        char* blacklist);
-LCT_API void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p);
-LCT_API int LCT_log_get_level(LCT_log_ctx_t log_ctx);
+                                        char* blacklist) LCT_NOEXCEPT;
+LCT_API void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) LCT_NOEXCEPT;
+LCT_API int LCT_log_get_level(LCT_log_ctx_t log_ctx) LCT_NOEXCEPT;
 LCT_API void LCT_Report_false_assert(LCT_log_ctx_t log_ctx, const char* expr_str,
                                      const char* file, const char* func, int line,
-                                     const char* format, ...)
+                                     const char* format, ...) LCT_NOEXCEPT
     __attribute__((format(printf, 6, 7), noreturn));
 LCT_API void LCT_Log_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag,
                       const char* file, const char* func, int line, const char* format, ...)
-    __attribute__((format(printf, 7, 8)));
+    LCT_NOEXCEPT __attribute__((format(printf, 7, 8)));
 LCT_API void LCT_Logv_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag,
                        const char* file, const char* func, int line, const char* format,
-                       va_list vargs);
-LCT_API void LCT_Log_flush(LCT_log_ctx_t log_ctx);
+                       va_list vargs) LCT_NOEXCEPT;
+LCT_API void LCT_Log_flush(LCT_log_ctx_t log_ctx) LCT_NOEXCEPT;
 
 /* ---- Performance counters --------------------------------------------- */
-LCT_API LCT_pcounter_ctx_t LCT_pcounter_ctx_alloc(const char* ctx_name);
+LCT_API LCT_pcounter_ctx_t LCT_pcounter_ctx_alloc(const char* ctx_name) LCT_NOEXCEPT;
 LCT_API LCT_pcounter_handle_t LCT_pcounter_register(LCT_pcounter_ctx_t pcounter_ctx,
-                                                    const char* name, LCT_pcounter_type_t type);
-LCT_API void LCT_pcounter_ctx_free(LCT_pcounter_ctx_t* pcounter_ctx);
+                                                    const char* name, LCT_pcounter_type_t type)
+    LCT_NOEXCEPT;
+LCT_API void LCT_pcounter_ctx_free(LCT_pcounter_ctx_t* pcounter_ctx) LCT_NOEXCEPT;
 LCT_API void LCT_pcounter_add(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle,
-                              int64_t val);
-LCT_API void LCT_pcounter_start(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle);
-LCT_API void LCT_pcounter_end(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle);
+                              int64_t val) LCT_NOEXCEPT;
+LCT_API void LCT_pcounter_start(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle)
+    LCT_NOEXCEPT;
+LCT_API void LCT_pcounter_end(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle)
+    LCT_NOEXCEPT;
 LCT_API void LCT_pcounter_startt(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle,
-                                 LCT_time_t time);
+                                 LCT_time_t time) LCT_NOEXCEPT;
 LCT_API void LCT_pcounter_endt(LCT_pcounter_ctx_t pcounter_ctx, LCT_pcounter_handle_t handle,
-                               LCT_time_t time);
-LCT_API void LCT_pcounter_record(LCT_pcounter_ctx_t pcounter_ctx);
-LCT_API void LCT_pcounter_dump(LCT_pcounter_ctx_t pcounter_ctx, FILE* out);
+                               LCT_time_t time) LCT_NOEXCEPT;
+LCT_API void LCT_pcounter_record(LCT_pcounter_ctx_t pcounter_ctx) LCT_NOEXCEPT;
+LCT_API void LCT_pcounter_dump(LCT_pcounter_ctx_t pcounter_ctx, FILE* out) LCT_NOEXCEPT;
 
 /* ---- Queues ----------------------------------------------------------- */
-LCT_API LCT_queue_t LCT_queue_alloc(LCT_queue_type_t type, size_t length);
-LCT_API void LCT_queue_free(LCT_queue_t* queue_p);
-LCT_API void LCT_queue_push(LCT_queue_t queue, void* val);
-LCT_API void* LCT_queue_pop(LCT_queue_t queue);
+LCT_API LCT_queue_t LCT_queue_alloc(LCT_queue_type_t type, size_t length) LCT_NOEXCEPT;
+LCT_API void LCT_queue_free(LCT_queue_t* queue_p) LCT_NOEXCEPT;
+LCT_API void LCT_queue_push(LCT_queue_t queue, void* val) LCT_NOEXCEPT;
+LCT_API void* LCT_queue_pop(LCT_queue_t queue) LCT_NOEXCEPT;
 
 /* ---- PMI -------------------------------------------------------------- */
-LCT_API void LCT_pmi_initialize(void);
-LCT_API int LCT_pmi_initialized(void);
-LCT_API int LCT_pmi_get_rank(void);
-LCT_API int LCT_pmi_get_size(void);
-LCT_API void LCT_pmi_publish(char* key, char* value);
-LCT_API void LCT_pmi_getname(int rank, char* key, char* value);
-LCT_API void LCT_pmi_barrier(void);
-LCT_API void LCT_pmi_finalize(void);
+LCT_API void LCT_pmi_initialize(void) LCT_NOEXCEPT;
+LCT_API int LCT_pmi_initialized(void) LCT_NOEXCEPT;
+LCT_API int LCT_pmi_get_rank(void) LCT_NOEXCEPT;
+LCT_API int LCT_pmi_get_size(void) LCT_NOEXCEPT;
+LCT_API void LCT_pmi_publish(char* key, char* value) LCT_NOEXCEPT;
+LCT_API void LCT_pmi_getname(int rank, char* key, char* value) LCT_NOEXCEPT;
+LCT_API void LCT_pmi_barrier(void) LCT_NOEXCEPT;
+LCT_API void LCT_pmi_finalize(void) LCT_NOEXCEPT;
 
 /* ---- Argument parser -------------------------------------------------- */
-LCT_API LCT_args_parser_t LCT_args_parser_alloc(void);
-LCT_API void LCT_args_parser_free(LCT_args_parser_t parser);
+LCT_API LCT_args_parser_t LCT_args_parser_alloc(void) LCT_NOEXCEPT;
+LCT_API void LCT_args_parser_free(LCT_args_parser_t parser) LCT_NOEXCEPT;
 LCT_API void LCT_args_parser_add(LCT_args_parser_t parser, const char* name, int has_arg,
-                                 int* ptr);
+                                 int* ptr) LCT_NOEXCEPT;
 LCT_API void LCT_args_parser_add_dict(LCT_args_parser_t parser, const char* name, int has_arg,
-                                      int* ptr, LCT_dict_str_int_t dict[], int count);
-LCT_API void LCT_args_parser_parse(LCT_args_parser_t parser, int argc, char* argv[]);
-LCT_API void LCT_args_parser_print(LCT_args_parser_t parser, bool verbose);
+                                      int* ptr, LCT_dict_str_int_t dict[], int count) LCT_NOEXCEPT;
+LCT_API void LCT_args_parser_parse(LCT_args_parser_t parser, int argc, char* argv[]) LCT_NOEXCEPT;
+LCT_API void LCT_args_parser_print(LCT_args_parser_t parser, bool verbose) LCT_NOEXCEPT;
 
 /* ---- Thread barrier --------------------------------------------------- */
-LCT_API LCT_tbarrier_t LCT_tbarrier_alloc(int nthreads);
-LCT_API void LCT_tbarrier_free(LCT_tbarrier_t* tbarrier_p);
-LCT_API int64_t LCT_tbarrier_arrive(LCT_tbarrier_t tbarrier);
-LCT_API bool LCT_tbarrier_test(LCT_tbarrier_t tbarrier, int64_t ticket);
-LCT_API void LCT_tbarrier_wait(LCT_tbarrier_t tbarrier, int64_t ticket);
-LCT_API void LCT_tbarrier_arrive_and_wait(LCT_tbarrier_t tbarrier);
+LCT_API LCT_tbarrier_t LCT_tbarrier_alloc(int nthreads) LCT_NOEXCEPT;
+LCT_API void LCT_tbarrier_free(LCT_tbarrier_t* tbarrier_p) LCT_NOEXCEPT;
+LCT_API int64_t LCT_tbarrier_arrive(LCT_tbarrier_t tbarrier) LCT_NOEXCEPT;
+LCT_API bool LCT_tbarrier_test(LCT_tbarrier_t tbarrier, int64_t ticket) LCT_NOEXCEPT;
+LCT_API void LCT_tbarrier_wait(LCT_tbarrier_t tbarrier, int64_t ticket) LCT_NOEXCEPT;
+LCT_API void LCT_tbarrier_arrive_and_wait(LCT_tbarrier_t tbarrier) LCT_NOEXCEPT;
 
 /* ---- Files ------------------------------------------------------------ */
-LCT_API ssize_t LCT_read_file(char* buffer, size_t max, const char* filename_fmt, ...)
+LCT_API ssize_t LCT_read_file(char* buffer, size_t max, const char* filename_fmt, ...) LCT_NOEXCEPT
     __attribute__((format(printf, 3, 4)));
 
 #ifdef __cplusplus

@@ -11,13 +11,13 @@
 extern "C" {
 #endif
 LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void* data,
-                          size_t length);
-LCI_error_t LCIT_fail_next_rdma(void);
-LCI_error_t LCIT_refuse_next_recv_posts(int n);
-LCI_error_t LCIT_fail_next_registrations(int n);
-LCI_error_t LCIT_limit_message_size(size_t n);
-LCI_error_t LCIT_coll_internal_comp(uint64_t* handle);
-uint64_t LCIT_dropped_messages(void);
+                          size_t length) LCI_NOEXCEPT;
+LCI_error_t LCIT_fail_next_rdma(void) LCI_NOEXCEPT;
+LCI_error_t LCIT_refuse_next_recv_posts(int n) LCI_NOEXCEPT;
+LCI_error_t LCIT_fail_next_registrations(int n) LCI_NOEXCEPT;
+LCI_error_t LCIT_limit_message_size(size_t n) LCI_NOEXCEPT;
+LCI_error_t LCIT_coll_internal_comp(uint64_t* handle) LCI_NOEXCEPT;
+uint64_t LCIT_dropped_messages(void) LCI_NOEXCEPT;
 
 /* A cell of the native transport's rings, field by field (see
  * lci/backend/native/native.hpp): what a faulty or hostile local rank can write. */
@@ -46,19 +46,22 @@ typedef struct {
  * LCI_ERR_RETRY: the ring is full; LCI_ERR_FEATURE_NA: hooks off, or rank is
  * not served by the native transport. */
 LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_native_cell* cell,
-                              const void* payload, size_t payload_length, uint64_t retarget);
+                              const void* payload, size_t payload_length, uint64_t retarget)
+    LCI_NOEXCEPT;
 /* The native transport's unanswered peer requests of `device` (replies
  * waiting for room) and its own pipelined operations in flight. */
-LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int* ops_in_flight);
+LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int* ops_in_flight)
+    LCI_NOEXCEPT;
 /* Devices created after the call treat cross-memory attach to `rank` as
  * refused (its bulk data is pipelined), as Yama or a container would. */
-LCI_error_t LCIT_native_refuse_cma(int rank);
+LCI_error_t LCIT_native_refuse_cma(int rank) LCI_NOEXCEPT;
 /* The key peers name `segment` by, and the network provider's own key of
  * its registration (where messages are authenticated the two differ, and
  * the provider's key reaches nothing). */
-LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key, uint64_t* provider_key);
+LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key, uint64_t* provider_key)
+    LCI_NOEXCEPT;
 /* The longest RDMA piece `device` sends towards `rank` (hooks on or off). */
-size_t LCIT_rdma_piece(LCI_device_t device, int rank);
+size_t LCIT_rdma_piece(LCI_device_t device, int rank) LCI_NOEXCEPT;
 #ifdef __cplusplus
 }
 #endif

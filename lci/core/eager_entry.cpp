@@ -1,0 +1,23 @@
+// The out-of-line eager send and receives of the C entry points (eager.hpp:
+// send_eager_plain, post_recv_plain, post_recv_packet), every argument in a
+// register. A file of their own: in eager.cpp their bodies would take the
+// inlining budget of the arrival handlers.
+#include "lci/core/eager.hpp"
+
+namespace lci {
+
+post_status send_eager_plain(device& d, uint32_t imm, void* address, size_t length, int rank,
+                             const trailer* tr) {
+  return send_eager_body(d, nullptr, imm, address, length, rank, 0, nullptr, nullptr, tr);
+}
+
+void post_recv_plain(endpoint* ep, uint64_t key, void* buffer, size_t capacity, LCI_comp_t comp,
+                     void* user_context) {
+  post_recv_keyed(ep, key, buffer, capacity, false, comp, user_context);
+}
+
+void post_recv_packet(endpoint* ep, uint64_t key, LCI_comp_t comp, void* user_context) {
+  post_recv_keyed(ep, key, nullptr, 0, true, comp, user_context);
+}
+
+}  // namespace lci
