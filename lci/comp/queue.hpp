@@ -36,6 +36,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "lci.h"
 #include "lci/comp/comp.hpp"
@@ -56,6 +58,12 @@ class comp_queue : public comp_base {
   ~comp_queue() = default;  // comp_base clears the magic
   comp_queue(const comp_queue&) = delete;
   comp_queue& operator=(const comp_queue&) = delete;
+
+  // The largest capacity whose power-of-two rounding fits a size_t (2^63;
+  // any length near it fails allocation anyway). Larger asks throw
+  // std::length_error, which the C API's boundary turns into LCI_ERR_FATAL
+  // and a message.
+  static constexpr size_t max_capacity = size_t{1} << 63;
 
   // Number of requests the queue can hold (the requested capacity rounded up
   // to a power of two, at least 2).
@@ -191,7 +199,11 @@ class comp_queue : public comp_base {
     return static_cast<intptr_t>(seq - (pos + 1)) >= 0;
   }
 
-  static size_t round_capacity(size_t n) noexcept {
+  static size_t round_capacity(size_t n) {
+    if (n > max_capacity)
+      throw std::length_error("queue length " + std::to_string(n) +
+                              " exceeds the largest queue (" + std::to_string(max_capacity) +
+                              " requests)");
     size_t c = 2;  // a 1-cell ring cannot tell "full" from "free"
     while (c < n) c <<= 1;
     return c;

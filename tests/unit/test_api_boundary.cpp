@@ -97,6 +97,17 @@ TEST_CASE("an exception inside an LCI_error_t call returns LCI_ERR_FATAL and nam
   CHECK(err.find('\n') == err.size() - 1);
 }
 
+TEST_CASE("a queue length whose rounding would overflow returns LCI_ERR_FATAL, never loops") {
+  LCI_comp_t cq = nullptr;
+  LCI_error_t rc = LCI_OK;
+  const std::string err = capture_stderr([&] { rc = LCI_queue_createx(nullptr, SIZE_MAX, &cq); });
+  CHECK(rc == LCI_ERR_FATAL);
+  CHECK(cq == nullptr);
+  INFO("stderr: ", err);
+  CHECK(err.find("error: LCI_queue_createx: C++ exception: queue length 18446744073709551615 "
+                 "exceeds the largest queue") != std::string::npos);
+}
+
 TEST_CASE("an exception inside an LCT call without an error result ends the process naming it") {
   int signal = 0;
   const std::string err = run_in_child(

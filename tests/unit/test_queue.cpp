@@ -66,6 +66,10 @@ TEST_CASE("comp_queue: capacity rounding and full queue") {
     lci::comp_queue q(64);
     CHECK(q.capacity() == 64);
   }
+  SUBCASE("a length beyond the largest queue is refused, not rounded forever") {
+    CHECK_THROWS_AS(lci::comp_queue(lci::comp_queue::max_capacity + 1), std::length_error);
+    CHECK_THROWS_AS(lci::comp_queue(SIZE_MAX), std::length_error);
+  }
   lci::comp_queue q(5);
   const size_t cap = q.capacity();
   REQUIRE(cap == 8);
