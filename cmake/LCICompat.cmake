@@ -66,8 +66,10 @@ else()
   set(LCI_USE_DREG_DEFAULT_VALUE 0)
 endif()
 
-if(DEFINED LCI_WITH_DOC)
-  message(STATUS "LCI: LCI_WITH_DOC ignored: the documentation is README.md and docs in the tree")
+# LCI_WITH_DOC keeps its 1.7.9 meaning in a top-level build: the target doc
+# (docs/CMakeLists.txt). A subproject builds no documentation.
+if(DEFINED LCI_WITH_DOC AND LCI_IS_SUBPROJECT)
+  message(STATUS "LCI: LCI_WITH_DOC ignored: the API reference is built only by a top-level build")
 endif()
 if(DEFINED LCI_ENABLE_MULTITHREAD_PROGRESS)
   message(STATUS "LCI: LCI_ENABLE_MULTITHREAD_PROGRESS ignored: LCI_progress is always thread-safe")

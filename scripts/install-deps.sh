@@ -21,6 +21,8 @@ packages=(
   ucx-utils                       # ucx_perftest, a reference of benchmarks/compare shm-table
   clang libclang-rt-14-dev        # libFuzzer targets of the parsers (tests/fuzz)
   slurm-wlm munge                 # a one-node Slurm for the srun tests (tests/slurm)
+  gnuplot-nox                     # plots of benchmarks/compare (SVG, PNG)
+  doxygen                         # the API reference (LCI_WITH_DOC, test docs.api_reference)
 )
 
 missing=()

@@ -6,7 +6,9 @@
   runner         finding and launching the benchmark programs (bounded runs,
                  kept outputs, the callgrind wrapper)
   stats          the benchmarks' CSV, medians, best-of, spread, ratios
-  output         number formats, compare.csv, gnuplot, Markdown rows
+  output         number formats, compare.csv, Markdown rows
+  plot           `plot`, and the SVG/PNG pictures (gnuplot) of all, rate and
+                 shm-table from their JSON documents
   all_rate       `all` and `rate`
   latency        `latency`
   bandwidth      `bandwidth`

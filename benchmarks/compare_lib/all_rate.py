@@ -1,6 +1,6 @@
 """`compare all` and `compare rate`: latency and thread-scaling message
 rate of raw libfabric, LCI and MPI back to back, medians and ratios in one
-table, compare.csv and (with gnuplot) two plots."""
+table, compare.csv, compare.json and (with gnuplot) two plots."""
 import argparse
 import os
 import platform
@@ -11,8 +11,10 @@ import sys
 import time
 
 from .common import (SUBCOMMANDS, cpu_model, default_build_dir, die, load, provider_env,
-                     quoted_command)
-from .output import fmt, gnuplot, write_csv, write_dat
+                     quoted_command, utc_now)
+from . import plot
+from .output import fmt, write_csv
+from .plot import write_json
 from .runner import run_program
 from .stats import parse_csv, ratio
 
@@ -43,7 +45,9 @@ def build_parser(rate_only, overview):
     ap.add_argument("--mpiexec", default="",
                     help="MPI launcher for mpi_bench (default: MPICH's mpiexec.hydra)")
     ap.add_argument("--no-mpi", action="store_true", help="leave MPI out")
-    ap.add_argument("--no-plot", action="store_true", help="no PNG even if gnuplot exists")
+    ap.add_argument("--no-plot", action="store_true", help="no SVG or PNG even if gnuplot exists")
+    ap.add_argument("--plot", metavar="DIR",
+                    help="where the plots go (default: --out); compare.json is always written")
     ap.add_argument("--out", default="compare-out", help="output directory (default compare-out)")
     return ap
 
@@ -112,7 +116,7 @@ def header_lines(a, env, mpiexec):
         f"# machine:   {platform.node()}, nproc {os.cpu_count()}, {cpu_model()}",
         f"# kernel:    {platform.system()} {platform.release()}",
         f"# load:      {load()} (1/5/15 min) at start",
-        f"# provider:  FI_PROVIDER={env['FI_PROVIDER']}" + mpi,
+        f"# provider:  FI_PROVIDER={env['FI_PROVIDER']}, LCI_SHM={env['LCI_SHM']}" + mpi,
         f"# command:   {quoted_command(sys.argv)}",
         f"# reps:      {a.reps}, medians over repetitions",
     ]
@@ -223,42 +227,23 @@ def rate_table(a, med, csv_rows):
     return plot_rows
 
 
-def plot(a, env, rate_rows, lat_rows):
-    """rate_vs_threads.png and latency_vs_size.png with gnuplot, if it is
-    installed and not --no-plot."""
-    gp = shutil.which("gnuplot")
-    if not gp or a.no_plot or not (rate_rows or lat_rows):
-        return
-    script = """
-set terminal png size 900,600
-set grid
-set key left top
-"""
-    pngs = []
-    if rate_rows:
-        rd = write_dat(os.path.join(a.out, "rate.dat"), rate_rows)
-        script += f"""
-set output '{os.path.join(a.out, 'rate_vs_threads.png')}'
-set title 'Message rate, {a.rate_size} B, window {a.window}, {os.cpu_count()} cores, FI_PROVIDER={env['FI_PROVIDER']}'
-set xlabel 'threads per rank'
-set ylabel 'million messages/s (total)'
-set logscale x 2
-plot '{rd}' u 1:2 w lp t 'raw libfabric', '' u 1:3 w lp t 'LCI shared device', '' u 1:4 w lp t 'LCI device per thread', '' u 1:5 w lp t 'MPI'
-"""
-        pngs.append("rate_vs_threads.png")
+def plot_document(a, env, header, rate_rows, lat_rows):
+    """The JSON document of this run (compare.json) that plot.draw reads."""
+    doc = {"kind": "compare", "context": {
+        "date": utc_now(), "machine": f"{platform.node()}, nproc {os.cpu_count()}, {cpu_model()}",
+        "provider": f"FI_PROVIDER={env['FI_PROVIDER']} LCI_SHM={env.get('LCI_SHM', '')}",
+        "header": header}}
     if lat_rows:
-        ld = write_dat(os.path.join(a.out, "latency.dat"), lat_rows)
-        script += f"""
-set output '{os.path.join(a.out, 'latency_vs_size.png')}'
-set title 'One-way latency (ping-pong / 2)'
-set xlabel 'message size (bytes)'
-set ylabel 'us'
-set logscale x 2
-plot '{ld}' u 1:2 w lp t 'raw libfabric', '' u 1:3 w lp t 'LCI', '' u 1:4 w lp t 'MPI'
-"""
-        pngs.append("latency_vs_size.png")
-    gnuplot(gp, script)
-    print(f"# wrote {' and '.join(os.path.join(a.out, p) for p in pngs)} (gnuplot)")
+        doc["latency"] = {"sizes": [r[0] for r in lat_rows], "series": {
+            name: [r[i] for r in lat_rows]
+            for i, name in enumerate(("raw libfabric", "LCI", "MPI"), 1)}}
+    if rate_rows:
+        doc["rate"] = {"size": a.rate_size, "window": a.window,
+                       "threads": [r[0] for r in rate_rows], "series": {
+                           name: [r[i] for r in rate_rows]
+                           for i, name in enumerate(("raw libfabric", "LCI shared device",
+                                                     "LCI device per thread", "MPI"), 1)}}
+    return doc
 
 
 CSV_HEAD = ["metric", "size", "threads", "raw", "lci", "lci_per_thread_device", "mpi",
@@ -289,4 +274,8 @@ def run(argv, overview, rate_only=False):
 
     write_csv(os.path.join(a.out, "compare.csv"), header, CSV_HEAD, csv_rows)
     print(f"\n# wrote {os.path.join(a.out, 'compare.csv')} and raw/ (every run's output)")
-    plot(a, env, rate_rows, lat_rows)
+    doc = plot_document(a, env, header, rate_rows, lat_rows)
+    print(f"# wrote {write_json(os.path.join(a.out, 'compare.json'), doc)} "
+          f"(compare plot draws it)")
+    if not a.no_plot:
+        plot.draw(doc, a.plot or a.out)

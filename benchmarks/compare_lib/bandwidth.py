@@ -11,7 +11,8 @@ from . import common
 from .common import (default_build_dir, die, load, positive_int, provider_env, seconds,
                      utc_now)
 from .output import fmt, human_size
-from .runner import kept_runs, programs, run_or_fail, run_program
+from .runner import (alternating, kept_runs, pair_command, programs, run_or_fail, run_program,
+                     timing_args)
 from .stats import config_lines, count_capped, parse_csv, pick, ratio, spread
 
 EPILOG = """\
@@ -107,22 +108,17 @@ def read_kept(from_dir, impls):
 def run_programs(a, progs, impls, env):
     """Runs each of impls --reps times; returns {(impl, rep): output}."""
     ofi_bin, lci_bin, lcrun = progs.bench("ofi_rma_bw"), progs.bench("lci_bw"), progs.lcrun()
-    common_args = ["--csv", "--max-size", str(a.max_size), "--window", str(a.window),
-                   "--windows", str(a.windows), "--iters", str(a.iters), "--max-time",
-                   str(a.max_time), "--stat", a.stat] + ([] if a.no_pin else ["--pin"])
-    cmds = {"ofi": [lcrun, "-n", "2", ofi_bin] + common_args,
-            "lci": [lcrun, "-n", "2", lci_bin] + common_args,
-            "lcisa": [lcrun, "-n", "2", lci_bin] + common_args + ["--segment-all"]}
+    common_args = timing_args(a, ("max_size", "window", "windows", "iters", "max_time"))
+    cmds = {"ofi": pair_command(lcrun, ofi_bin, common_args),
+            "lci": pair_command(lcrun, lci_bin, common_args),
+            "lcisa": pair_command(lcrun, lci_bin, common_args + ["--segment-all"])}
     print(f"{common.PROG} bandwidth: provider {env['FI_PROVIDER']}, {a.reps} reps of "
           f"{' '.join(impls)}, build {progs.build_dir}", file=sys.stderr)
     texts = {}
     runs = kept_runs("bandwidth")
     try:
-        # Later reps reverse the order so that drift over the run favours no one.
-        for rep in range(1, a.reps + 1):
-            for impl in (impls if rep % 2 == 1 else impls[::-1]):
-                texts[impl, rep] = run_or_fail(runs, impl, rep, cmds[impl] + a.extra, env,
-                                               a.timeout)
+        for rep, impl in alternating(a.reps, impls):
+            texts[impl, rep] = run_or_fail(runs, impl, rep, cmds[impl] + a.extra, env, a.timeout)
         if a.keep:
             runs.keep(a.keep)
     finally:

@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-SUBCOMMANDS = ("all", "rate", "latency", "bandwidth", "instructions", "shm-table")
+SUBCOMMANDS = ("all", "rate", "latency", "bandwidth", "instructions", "shm-table", "plot")
 
 # The directory of the entry script (benchmarks/ in the source or build
 # tree); cli.main sets it.
@@ -47,9 +47,15 @@ def default_build_dir():
 
 
 def provider_env():
-    """The environment of every run: FI_PROVIDER defaults to shm; tcp to lo."""
+    """The environment of every run: FI_PROVIDER defaults to shm; tcp to lo.
+    LCI_SHM defaults to 0: the LCI runs compare LCI over the same libfabric
+    provider as the raw runs, and with LCI_SHM=1 (the library's default) the
+    two ranks of one host would talk through LCI's native shared-memory
+    transport instead, whatever FI_PROVIDER says. shm-table sets LCI_SHM
+    per column itself."""
     env = dict(os.environ)
     env.setdefault("FI_PROVIDER", "shm")
+    env.setdefault("LCI_SHM", "0")
     if env["FI_PROVIDER"].startswith("tcp"):
         env.setdefault("FI_TCP_IFACE", "lo")
     return env

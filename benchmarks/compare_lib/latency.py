@@ -9,7 +9,7 @@ import time
 from . import common
 from .common import default_build_dir, die, positive_int, provider_env, seconds, utc_now
 from .output import fmt
-from .runner import kept_runs, programs, run_or_fail
+from .runner import alternating, kept_runs, pair_command, programs, run_or_fail, timing_args
 from .stats import config_lines, count_capped, median_or_none, parse_csv, ratio
 
 EPILOG = """\
@@ -72,9 +72,7 @@ class pingpong_runs:
         self.a, self.env, self.runs = a, env, runs
         self.bins = {"ofi": progs.bench("ofi_pingpong"), "lci": progs.bench("lci_pingpong")}
         self.lcrun = progs.lcrun()
-        self.common = ["--csv", "--iters", str(a.iters), "--warmup", str(a.warmup), "--windows",
-                       str(a.windows), "--window", str(a.window), "--max-time", str(a.max_time),
-                       "--stat", a.stat] + ([] if a.no_pin else ["--pin"])
+        self.common = timing_args(a, ("iters", "warmup", "windows", "window", "max_time"))
         self.medium_size = DEFAULT_MEDIUM_SIZE
 
     def run_one(self, impl, rep):
@@ -82,22 +80,17 @@ class pingpong_runs:
             own = ["--max-size", str(self.medium_size)]
         else:
             own = ["--comp", self.a.comp]
-        cmd = [self.lcrun, "-n", "2", self.bins[impl]] + self.common + own
+        cmd = pair_command(self.lcrun, self.bins[impl], self.common + own)
         return run_or_fail(self.runs, impl, rep, cmd + self.a.extra, self.env, self.a.timeout)
 
     def run_all(self):
         """The first LCI run tells the medium size (LCI_PACKET_SIZE may change
         it); the raw program then covers the same sizes. Later reps alternate
         the order so that drift over the run favours neither side."""
-        for rep in range(1, self.a.reps + 1):
-            if rep % 2 == 1:
-                out = self.run_one("lci", rep)
-                if rep == 1:
-                    self.medium_size = largest_medium(out)
-                self.run_one("ofi", rep)
-            else:
-                self.run_one("ofi", rep)
-                self.run_one("lci", rep)
+        for rep, impl in alternating(self.a.reps, ("lci", "ofi")):
+            out = self.run_one(impl, rep)
+            if rep == 1 and impl == "lci":
+                self.medium_size = largest_medium(out)
 
 
 def largest_medium(lci_output):
@@ -168,7 +161,7 @@ def run(argv):
     runs = kept_runs("latency")
     plan = pingpong_runs(a, progs, env, runs)
     start = time.time()
-    print(f"{common.PROG} latency: provider {env['FI_PROVIDER']}, {a.reps} reps, "
+    print(f"{common.PROG} latency: provider {env['FI_PROVIDER']} (LCI_SHM={env['LCI_SHM']}), {a.reps} reps, "
           f"LCI completion {a.comp}, build {progs.build_dir}", file=sys.stderr)
     try:
         plan.run_all()

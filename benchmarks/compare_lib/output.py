@@ -1,7 +1,6 @@
-"""Number formats, compare.csv, gnuplot and Markdown rows."""
+"""Number formats, compare.csv and Markdown rows."""
 import csv
 import os
-import subprocess
 
 
 def fmt(v, d=3):
@@ -30,18 +29,6 @@ def write_csv(path, comments, head, rows):
         w.writerow(head)
         for row in rows:
             w.writerow([csv_cell(v) for v in row])
-
-
-def write_dat(path, rows):
-    """A gnuplot data file: one line per row, NaN for a missing value."""
-    with open(path, "w") as f:
-        for row in rows:
-            f.write(" ".join("NaN" if v is None else str(v) for v in row) + "\n")
-    return path
-
-
-def gnuplot(binary, script):
-    subprocess.run([binary], input=script, text=True)
 
 
 def markdown_row(cells):

@@ -113,6 +113,30 @@ def run_or_fail(runs, name, rep, cmd, env, timeout):
     return out
 
 
+def pair_command(lcrun, program, args):
+    """A run of program on two ranks under lcrun."""
+    return [lcrun, "-n", "2", program] + list(args)
+
+
+def timing_args(a, options):
+    """The options a timing program (ofi_pingpong, lci_pingpong, ofi_rma_bw,
+    lci_bw) takes from the subcommand's own: --csv, each of `options` (names
+    of attributes of a, as --name value, in that order), --stat, and --pin
+    unless --no-pin."""
+    args = ["--csv"]
+    for name in options:
+        args += ["--" + name.replace("_", "-"), str(getattr(a, name))]
+    return args + ["--stat", a.stat] + ([] if a.no_pin else ["--pin"])
+
+
+def alternating(reps, impls):
+    """(rep, impl) of `reps` repetitions of impls, every other repetition in
+    reverse order so that drift over the run favours none of them."""
+    for rep in range(1, reps + 1):
+        for impl in (impls if rep % 2 == 1 else impls[::-1]):
+            yield rep, impl
+
+
 def tool_lines(cmd):
     """The non-empty output lines of a version command (none if it fails)."""
     try:

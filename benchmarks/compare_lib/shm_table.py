@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from . import common
+from . import common, plot
 from .common import (cpu_model, default_build_dir, die, load, positive_int, provider_env,
                      quoted_command, seconds, utc_now)
 from .output import fmt, markdown_row, markdown_rule
@@ -123,6 +123,11 @@ def build_parser():
     ap.add_argument("--keep", metavar="DIR",
                     help="keep every run's output (and the callgrind files) in DIR")
     ap.add_argument("--markdown", metavar="FILE", help="also write the Markdown table to FILE")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write the figures as JSON to FILE (what `compare plot` draws)")
+    ap.add_argument("--plot", metavar="DIR",
+                    help="draw intra_node_latency and intra_node_rate (SVG, PNG) into DIR "
+                         "with gnuplot")
     return ap
 
 
@@ -415,3 +420,20 @@ def run(argv):
         with open(a.markdown, "w") as f:
             f.write("\n".join(md) + "\n")
         print(f"\n# wrote {a.markdown}")
+    if a.json or a.plot:
+        doc = plot_document(t, ctx)
+        if a.json:
+            print(f"# wrote {plot.write_json(a.json, doc)}")
+        if a.plot:
+            plot.draw(doc, a.plot)
+
+
+def plot_document(t, ctx):
+    """The figures of the table as the JSON document plot.draw reads."""
+    return {"kind": "shm-table",
+            "context": {"date": ctx.date, "machine": ctx.machine, "provider": "one host",
+                        "command": ctx.cmdline},
+            "columns": [HEADS[c] for c in COLUMNS],
+            "figures": [{"key": fig, "label": label, "unit": unit, "higher_is_better": higher,
+                         "values": {HEADS[c]: t.med.get((c, fig)) for c in COLUMNS}}
+                        for fig, label, unit, digits, higher in t.figures]}

@@ -1,5 +1,5 @@
 // libibverbs backend: set-up, connection, registration, error paths.
-// Every verbs call is checked; see README.md for the list and what each
+// Every verbs call is checked; see lci/backend/ibv/README.md for the list and what each
 // failure does.
 #include "lci/backend/ibv/ibv.hpp"
 

@@ -10,7 +10,7 @@
 //
 // Connection: every QP is created, exchanged through the bootstrap (see
 // wire.hpp) and moved RESET -> INIT -> RTR -> RTS at start-up (qp_attr.hpp).
-// LCI_IBV_ON_DEMAND=1 is accepted but not yet on-demand: see README.md.
+// LCI_IBV_ON_DEMAND=1 is accepted but not yet on-demand: see lci/backend/ibv/README.md.
 //
 // Data path (all inline; no allocation, no system call, no lock but
 // libibverbs' own per-queue locks and a short spin around the receive-slot

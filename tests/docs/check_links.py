@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Checks the relative links of Markdown files: every [text](target) whose
+target is not a URL must name an existing file or folder, and a #anchor must
+name a heading of the target file (GitHub's anchors: lower case, punctuation
+but '-' and '_' dropped, spaces as '-', repeats numbered -1, -2, ...).
+Links and headings inside code blocks and code spans are ignored.
+
+usage: check_links.py ROOT FILE_OR_GLOB...   (paths relative to ROOT)
+Prints each broken link as "FILE:LINE: link TARGET: why" and exits 1 if
+there is one; otherwise prints how many links were checked."""
+import glob
+import os
+import re
+import sys
+
+LINK = re.compile(r'(?<!\!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+"[^"]*")?\)')
+IMAGE = re.compile(r'!\[[^\]]*\]\(([^()\s]+)\)')
+
+
+def prose_lines(path):
+    """Yields (line number, text) of the lines outside fenced code blocks,
+    with code spans blanked."""
+    fence = None
+    with open(path, encoding='utf-8') as f:
+        for n, line in enumerate(f, 1):
+            m = re.match(r'^\s*(```+|~~~+)', line)
+            if m:
+                if fence is None:
+                    fence = m.group(1)
+                    continue
+                if m.group(1).startswith(fence):
+                    fence = None
+                    continue
+            if fence is not None:
+                continue
+            yield n, re.sub(r'`[^`]*`', lambda s: ' ' * len(s.group(0)), line)
+
+
+def slug(heading):
+    s = heading.strip().lower()
+    s = re.sub(r'[^\w\- ]', '', s)
+    return s.replace(' ', '-')
+
+
+_anchors = {}
+
+
+def anchors(path):
+    if path not in _anchors:
+        seen = {}
+        found = set()
+        for _, line in prose_lines_raw(path):
+            m = re.match(r'^(#{1,6})\s+(.*?)\s*#*\s*$', line)
+            if not m:
+                continue
+            base = slug(m.group(2))
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            found.add(base if k == 0 else '%s-%d' % (base, k))
+        _anchors[path] = found
+    return _anchors[path]
+
+
+def prose_lines_raw(path):
+    """Like prose_lines, but keeps code spans (headings keep their text)."""
+    fence = None
+    with open(path, encoding='utf-8') as f:
+        for n, line in enumerate(f, 1):
+            m = re.match(r'^\s*(```+|~~~+)', line)
+            if m:
+                if fence is None:
+                    fence = m.group(1)
+                    continue
+                if m.group(1).startswith(fence):
+                    fence = None
+                    continue
+            if fence is None:
+                yield n, line
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    root = sys.argv[1]
+    files = []
+    for pattern in sys.argv[2:]:
+        matches = sorted(glob.glob(os.path.join(root, pattern)))
+        if not matches:
+            print('check_links: %s: no such file' % pattern)
+            return 1
+        files += matches
+    broken = 0
+    checked = 0
+    for path in files:
+        rel = os.path.relpath(path, root)
+        for n, line in prose_lines(path):
+            targets = [m.group(1) for m in LINK.finditer(line)]
+            targets += [m.group(1) for m in IMAGE.finditer(line)]
+            for target in targets:
+                if re.match(r'^[a-z][a-z0-9+.-]*:', target):
+                    continue  # a URL (https:, mailto:, ...)
+                checked += 1
+                file_part, _, anchor = target.partition('#')
+                dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) \
+                    if file_part else path
+                why = None
+                if not os.path.exists(dest):
+                    why = 'no such file %s' % os.path.relpath(dest, root)
+                elif anchor:
+                    if os.path.isdir(dest) or not dest.endswith('.md'):
+                        why = 'an anchor into something that is not a Markdown file'
+                    elif anchor not in anchors(dest):
+                        why = 'no heading #%s in %s' % (anchor, os.path.relpath(dest, root))
+                if why:
+                    broken += 1
+                    print('%s:%d: link %s: %s' % (rel, n, target, why))
+    if broken:
+        print('check_links: %d broken of %d relative links in %d files' % (broken, checked, len(files)))
+        return 1
+    print('check_links: %d relative links in %d files resolve' % (checked, len(files)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
