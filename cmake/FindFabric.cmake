@@ -1,16 +1,17 @@
-# Finds libfabric. Defines Fabric::fabric.
-find_package(PkgConfig QUIET)
-if(PKG_CONFIG_FOUND)
-  pkg_check_modules(PC_FABRIC QUIET libfabric)
+# Finds libfabric. Defines Fabric::fabric, the name this tree links it by.
+# The search itself is FindOFI.cmake (cmake_modules/, LCI 1.7.9's module
+# name; installed next to this file), which must be on CMAKE_MODULE_PATH.
+set(lci_find_args)
+if(Fabric_FIND_REQUIRED)
+  list(APPEND lci_find_args REQUIRED)
 endif()
-find_path(Fabric_INCLUDE_DIR rdma/fabric.h HINTS ${PC_FABRIC_INCLUDE_DIRS})
-find_library(Fabric_LIBRARY fabric HINTS ${PC_FABRIC_LIBRARY_DIRS})
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(Fabric REQUIRED_VARS Fabric_LIBRARY Fabric_INCLUDE_DIR)
-if(Fabric_FOUND AND NOT TARGET Fabric::fabric)
-  add_library(Fabric::fabric UNKNOWN IMPORTED)
-  set_target_properties(Fabric::fabric PROPERTIES
-    IMPORTED_LOCATION "${Fabric_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${Fabric_INCLUDE_DIR}")
+if(Fabric_FIND_QUIETLY)
+  list(APPEND lci_find_args QUIET)
 endif()
-mark_as_advanced(Fabric_INCLUDE_DIR Fabric_LIBRARY)
+find_package(OFI ${Fabric_FIND_VERSION} MODULE ${lci_find_args})
+set(Fabric_FOUND ${OFI_FOUND})
+set(Fabric_VERSION ${OFI_VERSION})
+if(OFI_FOUND AND NOT TARGET Fabric::fabric)
+  add_library(Fabric::fabric INTERFACE IMPORTED)
+  set_target_properties(Fabric::fabric PROPERTIES INTERFACE_LINK_LIBRARIES OFI::OFI)
+endif()

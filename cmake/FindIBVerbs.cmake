@@ -1,22 +1,18 @@
-# Finds libibverbs (rdma-core). Defines IBVerbs::ibverbs.
-#
-# pkg-config first (rdma-core installs libibverbs.pc); IBVerbs_ROOT (or
-# CMAKE_PREFIX_PATH) covers an install without one.
-find_package(PkgConfig QUIET)
-if(PKG_CONFIG_FOUND)
-  pkg_check_modules(PC_IBVERBS QUIET libibverbs)
+# Finds libibverbs (rdma-core). Defines IBVerbs::ibverbs, the name this tree
+# links it by. The search itself is FindIBV.cmake (cmake_modules/, LCI
+# 1.7.9's module name: pkg-config first, then IBV_ROOT or
+# CMAKE_PREFIX_PATH), which must be on CMAKE_MODULE_PATH.
+set(lci_find_args)
+if(IBVerbs_FIND_REQUIRED)
+  list(APPEND lci_find_args REQUIRED)
 endif()
-find_path(IBVerbs_INCLUDE_DIR infiniband/verbs.h HINTS ${PC_IBVERBS_INCLUDE_DIRS}
-  PATH_SUFFIXES include)
-find_library(IBVerbs_LIBRARY ibverbs HINTS ${PC_IBVERBS_LIBRARY_DIRS} PATH_SUFFIXES lib lib64)
-set(IBVerbs_VERSION "${PC_IBVERBS_VERSION}")
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(IBVerbs REQUIRED_VARS IBVerbs_LIBRARY IBVerbs_INCLUDE_DIR
-  VERSION_VAR IBVerbs_VERSION)
-if(IBVerbs_FOUND AND NOT TARGET IBVerbs::ibverbs)
-  add_library(IBVerbs::ibverbs UNKNOWN IMPORTED)
-  set_target_properties(IBVerbs::ibverbs PROPERTIES
-    IMPORTED_LOCATION "${IBVerbs_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${IBVerbs_INCLUDE_DIR}")
+if(IBVerbs_FIND_QUIETLY)
+  list(APPEND lci_find_args QUIET)
 endif()
-mark_as_advanced(IBVerbs_INCLUDE_DIR IBVerbs_LIBRARY)
+find_package(IBV ${IBVerbs_FIND_VERSION} MODULE ${lci_find_args})
+set(IBVerbs_FOUND ${IBV_FOUND})
+set(IBVerbs_VERSION ${IBV_VERSION})
+if(IBV_FOUND AND NOT TARGET IBVerbs::ibverbs)
+  add_library(IBVerbs::ibverbs INTERFACE IMPORTED)
+  set_target_properties(IBVerbs::ibverbs PROPERTIES INTERFACE_LINK_LIBRARIES IBV::IBV)
+endif()

@@ -25,28 +25,55 @@ packages=(
   doxygen                         # the API reference (LCI_WITH_DOC, test docs.api_reference)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all packages present"
-  exit 0
-fi
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    as_root=(sudo)
+# Runs "$@" as root: directly when root, else through sudo; without sudo,
+# says what needed root ($why) and what to run instead, and fails.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
   else
-    echo "install-deps: these Debian packages are missing: ${missing[*]}" >&2
-    echo "install-deps: installing them needs root, and sudo is not installed; run" >&2
+    echo "install-deps: $why needs root, and sudo is not installed; run" >&2
     echo "  su -c '$(cd "$(dirname "$0")" && pwd)/install-deps.sh'" >&2
     echo "and then this command again." >&2
     exit 1
   fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+else
+  why="installing the Debian packages ${missing[*]}"
+  echo "install-deps: installing ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The default MPI (mpicc, mpicxx, mpirun, mpiexec: Debian's alternatives "mpi"
+# and "mpirun"). openmpi-bin outranks mpich there, but only Open MPI's
+# runtime is installed above, not its headers (libopenmpi-dev): its mpicc
+# would point every find_package(MPI) at the missing .../openmpi/include and
+# fail the configure. Without libopenmpi-dev, make MPICH, whose headers are
+# installed, the default compiler wrappers and launcher alike. Open MPI's
+# mpirun stays reachable as mpirun.openmpi (the PMIx launcher tests use that
+# name). With libopenmpi-dev installed, Debian's choice is left alone.
+if ! installed libopenmpi-dev && installed libmpich-dev; then
+  for pair in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich; do
+    name=${pair%%:*}
+    target=${pair#*:}
+    if [ "$(readlink -f "/etc/alternatives/$name" 2>/dev/null)" != "$(readlink -f "$target")" ]; then
+      why="making MPICH the default MPI (update-alternatives --set $name $target)"
+      echo "install-deps: $name -> $target (Open MPI's headers are not installed)"
+      as_root update-alternatives --quiet --set "$name" "$target"
+    fi
+  done
+fi

@@ -5,6 +5,11 @@
 #                 lib/cmake lib64/cmake), LCI_VERSION/LCI_WITH_LCT_ONLY, LCI::LCI
 #   consumer_lct  C,   LCI::LCT alone (liblci must not be linked)
 #   pkg-config    liblci and lci (C), lct (LCT alone)
+#   consumer_alias C, LCI::Shared and LCI::Static (1.7.1 to 1.7.7), found
+#                 through LCI_DIR=<prefix>/lib/cmake (where 1.7.9 installs
+#                 LCIConfig.cmake), LCI_DIR=<prefix>/lib/cmake/LCI and
+#                 CMAKE_PREFIX_PATH, and from a copy of the prefix moved
+#                 elsewhere; plus lci_config.h's macros (tests/compat)
 # Variables: BUILD (build tree), SRC (this folder), WORK (scratch folder), CC.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -21,6 +26,7 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
 foreach(f include/lci.h include/lci_config.h include/lct.h bin/lcrun lib/liblci.so lib/liblct.so
           lib/cmake/LCI/LCIConfig.cmake lib/cmake/LCI/LCIConfigVersion.cmake
+          lib/cmake/LCIConfig.cmake lib/cmake/LCIConfigVersion.cmake
           lib/pkgconfig/lci.pc lib/pkgconfig/liblci.pc lib/pkgconfig/lct.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
@@ -77,3 +83,39 @@ separate_arguments(flags UNIX_COMMAND "${flags}")
 run(${CC} -std=c99 ${SRC}/consumer_lct/main.c ${flags} -Wl,-rpath,${prefix}/lib
     -o ${WORK}/consumer_lct_pc)
 run(${WORK}/consumer_lct_pc)
+
+# LCI::Shared and LCI::Static, the package found three ways. Each configure
+# must report the LCIConfig.cmake it was asked to use.
+set(moved ${WORK}/moved-prefix)
+file(COPY ${prefix}/ DESTINATION ${moved})
+foreach(way IN ITEMS "lib_cmake;LCI::Shared;-DLCI_DIR=${prefix}/lib/cmake;${prefix}/lib/cmake/LCIConfig.cmake"
+                     "lib_cmake_LCI;LCI::Static;-DLCI_DIR=${prefix}/lib/cmake/LCI;${prefix}/lib/cmake/LCI/LCIConfig.cmake"
+                     "prefix_path;LCI::Static;-DCMAKE_PREFIX_PATH=${prefix};${prefix}/lib/cmake/LCI/LCIConfig.cmake"
+                     "moved;LCI::Shared;-DLCI_DIR=${moved}/lib/cmake;${moved}/lib/cmake/LCIConfig.cmake")
+  list(GET way 0 name)
+  list(GET way 1 target)
+  list(GET way 2 how)
+  list(GET way 3 config)
+  set(dir ${WORK}/consumer_alias_${name})
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC}/consumer_alias -B ${dir} ${how}
+                  -DLCI_TARGET=${target} -DCMAKE_BUILD_RPATH=${prefix}/lib
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "consumer_alias (${target}, ${how}) does not configure:\n${out}\n${err}")
+  endif()
+  if(NOT out MATCHES "found LCI 1\\.7\\.9 through ([^,]*), library ([^\n]*)")
+    message(FATAL_ERROR "consumer_alias (${how}): no 'found LCI' line:\n${out}")
+  endif()
+  set(found_config "${CMAKE_MATCH_1}")
+  set(found_library "${CMAKE_MATCH_2}")
+  if(NOT found_config STREQUAL config)
+    message(FATAL_ERROR "consumer_alias (${how}) used ${found_config}, expected ${config}")
+  endif()
+  if(name STREQUAL "moved" AND NOT found_library MATCHES "^${moved}/")
+    message(FATAL_ERROR "the moved package points at ${found_library}, outside ${moved}")
+  endif()
+  message(STATUS "consumer_alias: ${target} through ${how}: ${found_config}")
+  run(${CMAKE_COMMAND} --build ${dir})
+  run(${prefix}/bin/lcrun -n 2 ${dir}/consumer_alias)
+  run(${dir}/config_macros)
+endforeach()

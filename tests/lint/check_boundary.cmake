@@ -16,7 +16,7 @@ endif()
 set(head "\n(LCI_API |LCT_API )?[A-Za-z_][A-Za-z0-9_ *]* \\*?(LCI|LCIX|LCT|LCIT)_[A-Za-z0-9_]+\\(")
 
 set(declared "")
-foreach(h lci/include/lci.h lct/include/lct.h tests/common/test_hooks.h)
+foreach(h lci/api/lci.h lct/api/lct.h tests/common/test_hooks.h)
   if(NOT EXISTS "${ROOT}/${h}")
     continue()
   endif()

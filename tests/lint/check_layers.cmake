@@ -3,8 +3,9 @@
 #   Layers: util < bootstrap < mem, match, wait < comp < backend < core < coll < api
 # A file may include files of its own folder and of any folder of a lower
 # layer; folders of one layer may not include each other. Sub-folders belong
-# to their top folder (backend/ofi is backend). "lci/include" (the public
-# lci.h) may be included from anywhere.
+# to their top folder (backend/ofi is backend). The public lci.h and
+# lci_config.h (in lci/api) are included by their bare names, from anywhere;
+# those includes are not between folders and this check does not see them.
 #
 #   cmake -DROOT=<dir holding lci/> [-DORDER_FILE=<file>] -P check_layers.cmake
 # Prints one line per include that breaks the order and fails if any does.

@@ -1,7 +1,8 @@
 # Configures, builds, tests and installs tests/subproject/parent with LCI as
 # a subproject in MODE (add_subdirectory | fetchcontent), and checks:
 #   - the parent's build has the targets LCI, LCT, LCI::LCI, LCI::lci,
-#     LCI::LCT and lcrun, and none of LCI's examples, benchmarks or tests
+#     LCI::LCT, LCI::Shared, LCI::Static and lcrun (programs linking the
+#     last two run), and none of LCI's examples, benchmarks or tests
 #     (checked by the parent's CMakeLists);
 #   - the parent's ctest lists only the parent's own test, which passes;
 #   - installing the parent installs liblci and liblct when
@@ -43,6 +44,10 @@ if(NOT out MATCHES "Total Tests: 1\n")
 endif()
 run(${CMAKE_COMMAND} -E chdir ${WORK}/build ctest --output-on-failure)
 run(${WORK}/build/parent_app_lct)
+file(READ ${WORK}/build/lcrun_path.txt lcrun)
+foreach(app parent_app_shared parent_app_static)
+  run(${lcrun} -n 2 ${WORK}/build/${app})
+endforeach()
 
 run(${CMAKE_COMMAND} --install ${WORK}/build --prefix ${WORK}/prefix)
 file(GLOB_RECURSE installed_lci ${WORK}/prefix/*liblci.so* ${WORK}/prefix/*liblct.so*
