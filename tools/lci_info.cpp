@@ -39,11 +39,12 @@
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/config_values.hpp"
+#include "tools/config_markdown.hpp"
 
 namespace {
 
 const char usage[] =
-    "usage: lci_info [--json] [--help]\n"
+    "usage: lci_info [--json] [--config-markdown] [--help]\n"
     "\n"
     "Prints what LCI would use when started this way: the bootstrap (and why it\n"
     "was chosen), the network backend, the libfabric provider, fabric and domain\n"
@@ -58,8 +59,10 @@ const char usage[] =
     "bootstrap; LCI_BACKEND=ofi|ibv forces the network backend (default: ibv when\n"
     "an active verbs port exists, else ofi); FI_PROVIDER restricts libfabric's providers.\n"
     "\n"
-    "  --json   print one JSON object instead of key: value lines\n"
-    "  --help   print this text\n";
+    "  --json              print one JSON object instead of key: value lines\n"
+    "  --config-markdown   print the reference of every setting (docs/configuration.md)\n"
+    "                      and exit, without starting LCI\n"
+    "  --help              print this text\n";
 
 // The report, in print order. Numbers stay unquoted in JSON.
 class report {
@@ -291,6 +294,10 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::fputs(usage, stdout);
       return 0;
+    }
+    if (!std::strcmp(argv[i], "--config-markdown")) {
+      print_config_markdown(stdout);
+      return std::fflush(stdout) == 0 ? 0 : 1;
     }
     if (!std::strcmp(argv[i], "--json")) {
       json = true;
