@@ -12,9 +12,12 @@
 // alone, exactly as LCI_initialize decides it); the provider comes from the
 // same fi_getinfo query the ofi backend makes (lci/backend/ofi/hints.cpp,
 // compiled in); the settings are those LCI_initialize parsed
-// (lci::current_config(), the table of lci/core/config.cpp), printed by
+// (lci::current_config(), the table of lci/core/settings.def), printed by
 // LCIX_config_print, and the backend decision is made from them by
 // lci::net::choose_backend, as a device makes it.
+//
+// --config-markdown prints docs/configuration.md from the same table
+// (config_markdown.cpp) without starting LCI.
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
