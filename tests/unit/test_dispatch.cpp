@@ -64,7 +64,7 @@ TEST_CASE("a second handler for a kind is refused and reported") {
   CHECK(problems.empty());
 
   CHECK_FALSE(table.add(static_cast<size_t>(test_kind::b), second));
-  CHECK(table[static_cast<size_t>(test_kind::b)] == first);  // the first one stays
+  CHECK((table[static_cast<size_t>(test_kind::b)] == first));  // the first one stays
   check_table(table, "test kind", test_kinds, problems);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0] == "test kind 1: 2 handlers (needs exactly one)");
