@@ -48,9 +48,8 @@
 
 namespace lci {
 
-// Sizes derived from the configuration.
-inline constexpr int packet_header_size = 64;     // internal header before each medium payload
-inline constexpr int max_endpoint_index = 4095;   // 12 bits in the message header
+// Sizes derived from the configuration (the wire's sizes, packet_header_size
+// and max_endpoint_index, are protocol.hpp's).
 inline constexpr int barrier_endpoint_index = 4095;  // LCI's private endpoint
 
 enum class config_source : uint8_t { default_value, environment, derived };
