@@ -38,6 +38,7 @@
 
 #include "lci.h"
 #include "lci/backend/net_types.hpp"
+#include "lci/core/protocol.hpp"
 #include "lci/util/log.hpp"
 
 // Internal C++ entry points that tools and unit tests (separate
