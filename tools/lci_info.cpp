@@ -12,9 +12,12 @@
 // alone, exactly as LCI_initialize decides it); the provider comes from the
 // same fi_getinfo query the ofi backend makes (lci/backend/ofi/hints.cpp,
 // compiled in); the settings are those LCI_initialize parsed
-// (lci::current_config(), the table of lci/core/config.cpp), printed by
+// (lci::current_config(), the table of lci/core/settings.def), printed by
 // LCIX_config_print, and the backend decision is made from them by
 // lci::net::choose_backend, as a device makes it.
+//
+// --config-markdown prints docs/configuration.md from the same table
+// (config_markdown.cpp) without starting LCI.
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
@@ -39,11 +42,12 @@
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/config_values.hpp"
+#include "tools/config_markdown.hpp"
 
 namespace {
 
 const char usage[] =
-    "usage: lci_info [--json] [--help]\n"
+    "usage: lci_info [--json] [--config-markdown] [--help]\n"
     "\n"
     "Prints what LCI would use when started this way: the bootstrap (and why it\n"
     "was chosen), the network backend, the libfabric provider, fabric and domain\n"
@@ -58,8 +62,10 @@ const char usage[] =
     "bootstrap; LCI_BACKEND=ofi|ibv forces the network backend (default: ibv when\n"
     "an active verbs port exists, else ofi); FI_PROVIDER restricts libfabric's providers.\n"
     "\n"
-    "  --json   print one JSON object instead of key: value lines\n"
-    "  --help   print this text\n";
+    "  --json              print one JSON object instead of key: value lines\n"
+    "  --config-markdown   print the reference of every setting (docs/configuration.md)\n"
+    "                      and exit, without starting LCI\n"
+    "  --help              print this text\n";
 
 // The report, in print order. Numbers stay unquoted in JSON.
 class report {
@@ -291,6 +297,10 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::fputs(usage, stdout);
       return 0;
+    }
+    if (!std::strcmp(argv[i], "--config-markdown")) {
+      print_config_markdown(stdout);
+      return std::fflush(stdout) == 0 ? 0 : 1;
     }
     if (!std::strcmp(argv[i], "--json")) {
       json = true;

@@ -79,7 +79,7 @@ def _lines_script(out, base, title, xlabel, ylabel, dat, names, logy):
         f"{_quote(dat) if i == 0 else chr(39) * 2} u 1:{i + 2} w lp lw 2 pt {i + 5} t {_quote(n)}"
         for i, n in enumerate(names))
     head = (f"set title {title} noenhanced\nset xlabel {_quote(xlabel)}\n"
-            f"set ylabel {_quote(ylabel)}\nset grid\nset key left top noenhanced\n"
+            f"set ylabel {_quote(ylabel)}\nset grid\nset key outside right top noenhanced\n"
             "set logscale x 2\n" + ("set logscale y\n" if logy else "unset logscale y\n"))
     return "".join(head + t + plot + "\n" for t in _terminals(out, base))
 

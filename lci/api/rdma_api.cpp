@@ -5,6 +5,7 @@
 #include "lci/api/check.hpp"
 #include "lci/core/fence.hpp"
 #include "lci/core/rendezvous.hpp"
+#include "lci/core/rma.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/eager.hpp"
 #include "lci/util/log.hpp"

@@ -6,6 +6,7 @@
 #include "lci/comp/comp.hpp"
 #include "lci/util/log.hpp"
 #include "lci/core/barrier.hpp"
+#include "lci/core/progress.hpp"
 #include "lci/core/runtime.hpp"
 
 using namespace lci;
@@ -23,6 +24,12 @@ plist* to_plist(LCI_plist_t p) { return reinterpret_cast<plist*>(p); }
 LCI_error_t LCI_initialize() noexcept try {
   if (g_initialized.load()) fatal("LCI_initialize: called twice");
   runtime_initialize();
+  runtime_barrier();
+#if LCI_ENABLE_DEBUG
+  // Every message, control, completion and backlog kind has one handler.
+  for (const std::string& problem : handler_problems())
+    fatal("LCI_initialize: dispatch table: %s", problem.c_str());
+#endif
   LCI_DEBUG_ONLY(debug::track(LCI_UR_DEVICE, debug::handle_kind::device));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_ENDPOINT, debug::handle_kind::endpoint));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_CQ, debug::handle_kind::queue));
@@ -46,6 +53,7 @@ LCI_error_t LCI_finalize() noexcept try {
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
+  runtime_barrier();
   runtime_finalize();
   return LCI_OK;
 } catch (...) {

@@ -43,9 +43,11 @@ inline void annotate_poll([[maybe_unused]] const void* token) {
 
 enum class status : int { ok = 0, retry = 1 };
 
-// What the backends are told by their creator (the core fills it from the
-// configuration table once, at device creation). The backends read nothing
-// else: no environment, no global of a higher layer.
+// What the backends are told by their creator (the core fills every field
+// from the configuration table once, at device creation: backend_settings()
+// in lci/core/config.cpp). The backends read nothing else: no environment,
+// no global of a higher layer. The initializers are neutral values, not the
+// settings' defaults, which are declared once, in lci/core/settings.def.
 struct settings {
   std::string backend_request;  // LCI_BACKEND: "" (automatic), "ofi" or "ibv"
   std::string ibv_device;       // LCI_IBV_DEVICE: "" (first with an active port)
@@ -54,12 +56,12 @@ struct settings {
   bool ibv_use_odp = false;     // LCI_IBV_USE_ODP
   bool ibv_on_demand = false;   // LCI_IBV_ON_DEMAND
   int ofi_cq_data_size = 0;     // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
-  bool ofi_rma_messages = true;  // LCI_OFI_RMA_MESSAGES: with authentication, soft_rma.hpp
+  bool ofi_rma_messages = false;  // LCI_OFI_RMA_MESSAGES: with authentication, soft_rma.hpp
   size_t max_payload = 0;       // the largest message: the core's receive size
   // The native intra-node transport (backend/native).
-  bool native_on = true;        // LCI_SHM
-  bool native_cma = true;       // LCI_SHM_CMA
-  uint64_t native_ring_cells = 256;  // LCI_SHM_RING_SIZE
+  bool native_on = false;       // LCI_SHM
+  bool native_cma = false;      // LCI_SHM_CMA
+  uint64_t native_ring_cells = 0;  // LCI_SHM_RING_SIZE
   int native_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
 };
 

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "lci.h"
 #include "lci/core/config_values.hpp"
@@ -14,134 +16,195 @@
 #include "lci/util/log.hpp"
 #include "lci/wait/parking.hpp"
 
-// ---- globals of lci.h (mirrored from lci::g_config by config_parse) --------
+// ---- globals of lci.h -----------------------------------------------------
+// Those that are not settings, then one per `mirrored` row of settings.def,
+// initialized to its default (config_parse mirrors lci::g_config into them).
 int LCI_NUM_PROCESSES = 1;
 int LCI_RANK = 0;
 int LCI_NUM_DEVICES = 0;
-int LCI_MAX_ENDPOINTS = 1024;
-int LCI_MAX_TAG = 65535;
-int LCI_MEDIUM_SIZE = LCI_PACKET_SIZE_DEFAULT - lci::packet_header_size;
-int LCI_IOVEC_SIZE = 1;
-size_t LCI_MAX_SINGLE_MESSAGE_SIZE = LCI_MAX_SINGLE_MESSAGE_SIZE_DEFAULT;
-int LCI_DEFAULT_TABLE_LENGTH = 65536;
-int LCI_MAX_TABLE_LENGTH = INT_MAX;
-int LCI_DEFAULT_QUEUE_LENGTH = 2 * LCI_SERVER_NUM_PKTS_DEFAULT;
-int LCI_MAX_QUEUE_LENGTH = 2 * LCI_SERVER_NUM_PKTS_DEFAULT;
-int LCI_MAX_SYNC_LENGTH = INT_MAX;
 LCI_device_t LCI_UR_DEVICE = nullptr;
 LCI_endpoint_t LCI_UR_ENDPOINT = nullptr;
 LCI_comp_t LCI_UR_CQ = nullptr;
 
-int LCI_PACKET_RETURN_THRESHOLD = 1024, LCI_IBV_USE_ODP = 0, LCI_TOUCH_LBUFFER = 0,
-    LCI_USE_DREG = LCI_USE_DREG_DEFAULT, LCI_IBV_USE_PREFETCH = 0, LCI_PACKET_SIZE = LCI_PACKET_SIZE_DEFAULT,
-    LCI_SERVER_NUM_PKTS = LCI_SERVER_NUM_PKTS_DEFAULT,
-    LCI_SERVER_MAX_SENDS = LCI_SERVER_MAX_SENDS_DEFAULT,
-    LCI_SERVER_MAX_RECVS = LCI_SERVER_MAX_RECVS_DEFAULT,
-    LCI_SERVER_MAX_CQES = LCI_SERVER_MAX_CQES_DEFAULT, LCI_SEND_SLOW_DOWN_USEC = 0,
-    LCI_RECV_SLOW_DOWN_USEC = 0, LCI_IBV_GID_IDX = -1, LCI_IBV_FORCE_GID_AUTO_SELECT = 0;
-bool LCI_IBV_ENABLE_EVENT_POLLING_THREAD = false, LCI_IBV_ENABLE_TD = true,
-     LCI_ENABLE_PRG_NET_ENDPOINT = true, LCI_UCX_USE_TRY_LOCK = false,
-     LCI_UCX_PROGRESS_FOCUSED = false, LCI_USE_GLOBAL_PACKET_POOL = true;
-LCI_rdv_protocol_t LCI_RDV_PROTOCOL = LCI_RDV_WRITEIMM;
-uint64_t LCI_BACKEND_TRY_LOCK_MODE = 0, LCI_DEVICE_LOCK_MODE = 0;
+#define LCI_GLOBAL_mirrored(NAME, kind, deflt) \
+  lci::setting_type<lci::setting_kind::kind> NAME = deflt;
+#define LCI_GLOBAL_internal(NAME, kind, deflt)
+#define LCI_SETTING(NAME, kind, category, member, deflt, limits, global, help) \
+  LCI_GLOBAL_##global(NAME, kind, deflt)
+#define LCI_SETTING_ALIAS(NAME, FIRST, help)
+#include "lci/core/settings.def"
+#undef LCI_SETTING
+#undef LCI_SETTING_ALIAS
+#undef LCI_GLOBAL_mirrored
+#undef LCI_GLOBAL_internal
 
 namespace lci {
 
 namespace {
 
-// How a row's text is parsed and printed. `derived` rows are never read;
-// `text` rows of the bootstrap are recorded as set and checked by it.
-enum class kind {
-  integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, text, wait_policy,
-  backend, derived
+using kind = setting_kind;
+
+// What a parsed number must also satisfy (the `limits` column of
+// settings.def), and its text in the malformed-value message and the
+// documentation.
+struct limits {
+  enum class form : uint8_t { any, at_least, between, power_of_two, multiple_of, one_of };
+  form shape = form::any;
+  long long a = 0, b = 0;  // at_least: a; between, power_of_two: a ... b; multiple_of: step a, minimum b
+  long long values[4] = {};
+  int count = 0;           // one_of: values[0 .. count)
+
+  static constexpr limits any() { return {}; }
+  static constexpr limits at_least(long long lo) { return {form::at_least, lo, 0, {}, 0}; }
+  static constexpr limits between(long long lo, long long hi) { return {form::between, lo, hi, {}, 0}; }
+  static constexpr limits power_of_two(long long lo, long long hi) {
+    return {form::power_of_two, lo, hi, {}, 0};
+  }
+  static constexpr limits multiple_of(long long step, long long min) {
+    return {form::multiple_of, step, min, {}, 0};
+  }
+  static constexpr limits one_of(long long x, long long y, long long z) {
+    return {form::one_of, 0, 0, {x, y, z, 0}, 3};
+  }
+
+  bool admits(long long v) const {
+    switch (shape) {
+      case form::any: return true;
+      case form::at_least: return v >= a;
+      case form::between: return v >= a && v <= b;
+      case form::power_of_two: return v >= a && v <= b && (v & (v - 1)) == 0;
+      case form::multiple_of: return v % a == 0 && v >= b;
+      case form::one_of:
+        for (int i = 0; i < count; ++i)
+          if (v == values[i]) return true;
+        return false;
+    }
+    return false;
+  }
+
+  // "at least 8", "1 ... 4094", "a power of two, 16 ... 65536",
+  // "a multiple of 64 of at least 4160", "0, 4 or 8"; "" for any.
+  std::string expected() const {
+    const auto n = [](long long v) { return std::to_string(v); };
+    switch (shape) {
+      case form::any: return "";
+      case form::at_least: return "at least " + n(a);
+      case form::between: return n(a) + " ... " + n(b);
+      case form::power_of_two: return "a power of two, " + n(a) + " ... " + n(b);
+      case form::multiple_of: return "a multiple of " + n(a) + " of at least " + n(b);
+      case form::one_of: {
+        std::string s;
+        for (int i = 0; i < count; ++i)
+          s += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + n(values[i]);
+        return s;
+      }
+    }
+    return "";
+  }
 };
+
+#define LCI_ANY limits::any()
+#define LCI_AT_LEAST(lo) limits::at_least(lo)
+#define LCI_BETWEEN(lo, hi) limits::between(lo, hi)
+#define LCI_POWER_OF_TWO(lo, hi) limits::power_of_two(lo, hi)
+#define LCI_MULTIPLE_OF(step, min) limits::multiple_of(step, min)
+#define LCI_ONE_OF(x, y, z) limits::one_of(x, y, z)
 
 struct entry {
   const char* name;
   kind type;
   config_category category;
-  void* (*field)(config&);  // the member it sets (nullptr: wait policy, see below)
-  long long deflt;          // default for numbers
+  void* (*field)(config&);  // the member it sets
+  limits range;
   const char* help;         // for no_effect rows: why nothing changes
+  const char* alias_of;     // nullptr, or the first row of the same member
 };
 
 #define LCI_FIELD(member) [](config& c) -> void* { return &c.member; }
 
-constexpr config_category effective = config_category::effective;
-constexpr config_category derived = config_category::derived;
-constexpr config_category no_effect = config_category::no_effect;
-constexpr config_category boot = config_category::bootstrap;
-
-#ifdef LCI_PROFILE
-constexpr config_category profile_category = effective;
-#define LCI_PROFILE_HELP "1: print each device's counters when it is freed"
-#else
-constexpr config_category profile_category = no_effect;
-#define LCI_PROFILE_HELP "built without LCI_ENABLE_PROFILE: there are no counters to print"
-#endif
-
-// Every setting, its default and a line of help, in print order.
-const entry table[] = {
-    {"LCI_LOG_LEVEL", kind::log_level, effective, LCI_FIELD(log_threshold), 1, "error|warn|diag|info|debug|trace"},
-    {"LCI_LOG_OUTFILE", kind::text, effective, LCI_FIELD(log_outfile), 0, "log destination (file, stdout, stderr; unset: stderr)"},
-    {"LCI_MAX_ENDPOINTS", kind::integer, effective, LCI_FIELD(max_endpoints), 1024, "endpoints per process over its lifetime (1 ... 4094)"},
-    {"LCI_PACKET_SIZE", kind::integer, effective, LCI_FIELD(packet_size), LCI_PACKET_SIZE_DEFAULT, "medium packet size in bytes (multiple of 64, at least 4160)"},
-    {"LCI_MEDIUM_SIZE", kind::derived, derived, LCI_FIELD(medium_size), 0, "largest medium message: LCI_PACKET_SIZE - 64"},
-    {"LCI_IOVEC_SIZE", kind::derived, derived, LCI_FIELD(iovec_size), 0, "long buffers per iovec: as many as fit in a medium packet, at most 256"},
-    {"LCI_MAX_TAG", kind::derived, derived, LCI_FIELD(max_tag), 0, "largest tag (fixed)"},
-    {"LCI_MAX_SYNC_LENGTH", kind::derived, derived, LCI_FIELD(max_sync_length), 0, "largest synchronizer count (fixed)"},
-    {"LCI_SERVER_NUM_PKTS", kind::integer, effective, LCI_FIELD(server_num_pkts), LCI_SERVER_NUM_PKTS_DEFAULT, "packets in each device's pool (at least 8)"},
-    {"LCI_DEFAULT_QUEUE_LENGTH", kind::integer, effective, LCI_FIELD(default_queue_length), 0, "capacity of LCI_queue_create queues (unset: 2 x LCI_SERVER_NUM_PKTS)"},
-    {"LCI_MAX_QUEUE_LENGTH", kind::integer, effective, LCI_FIELD(max_queue_length), 0, "queue capacity (unset or smaller: LCI_DEFAULT_QUEUE_LENGTH)"},
-    {"LCI_DEFAULT_TABLE_LENGTH", kind::integer, effective, LCI_FIELD(default_table_length), 65536, "matching-table buckets (at least 1)"},
-    {"LCI_MAX_SINGLE_MESSAGE_SIZE", kind::size, effective, LCI_FIELD(max_single_message_size), LCI_MAX_SINGLE_MESSAGE_SIZE_DEFAULT, "long transfers above it are split"},
-    {"LCI_TOUCH_LBUFFER", kind::integer, effective, LCI_FIELD(touch_lbuffer), 0, "non-zero: zero every page of allocated long buffers"},
-    {"LCI_SERVER_MAX_RECVS", kind::integer, effective, LCI_FIELD(server_max_recvs), LCI_SERVER_MAX_RECVS_DEFAULT, "receive packets kept posted (at least 1)"},
-    {"LCI_USE_DREG", kind::integer, effective, LCI_FIELD(use_dreg), LCI_USE_DREG_DEFAULT, "cache LCI_SEGMENT_ALL registrations (1: where the backend does not pin pages; 0: register per use)"},
-    {"LCI_REG_CACHE_MAX_ENTRIES", kind::integer, effective, LCI_FIELD(reg_cache_max_entries), 4096, "registrations a device's cache keeps (least recently used unused ones leave first)"},
-    {"LCI_OFI_CQ_DATA_SIZE", kind::integer, effective, LCI_FIELD(ofi_cq_data_size), 0, "libfabric: bytes of immediate data used (0: the provider's; 4: as on 4-byte providers; 8)"},
-    {"LCI_OFI_RMA_MESSAGES", kind::boolean, effective, LCI_FIELD(ofi_rma_messages), 1, "libfabric, providers with message authentication (all but shm): puts and gets travel as authenticated messages (0: the provider's RDMA, faster for long transfers, but its requests carry registration keys in clear; every rank must use the same)"},
-    {"LCI_BACKEND", kind::backend, effective, LCI_FIELD(backend_request), 0, "ofi|ibv (unset: ibv if an active verbs port exists, else ofi)"},
-    {"LCI_IBV_DEVICE", kind::text, effective, LCI_FIELD(ibv_device), 0, "verbs device name (unset: first with an active port)"},
-    {"LCI_IBV_PORT", kind::integer, effective, LCI_FIELD(ibv_port), 0, "verbs port number (0: first active)"},
-    {"LCI_IBV_GID_IDX", kind::integer, effective, LCI_FIELD(ibv_gid_index), -1, "verbs GID index (-1: automatic)"},
-    {"LCI_IBV_GID_INDEX", kind::integer, effective, LCI_FIELD(ibv_gid_index), -1, "same as LCI_IBV_GID_IDX (wins when both are set)"},
-    {"LCI_IBV_USE_ODP", kind::integer, effective, LCI_FIELD(ibv_use_odp), 0, "verbs: register with on-demand paging (non-zero)"},
-    // Only when set: otherwise LCIX_set_wait_policy's choice (default threads) stays.
-    {"LCI_WAIT_POLICY", kind::wait_policy, effective, nullptr, 0, "threads|spin|fibers|tbb (waits in LCI_sync_wait, LCI_queue_wait; unset: LCIX_set_wait_policy's choice)"},
-    {"LCI_SHM", kind::boolean, effective, LCI_FIELD(shm), 1, "ranks on one host talk through LCI's native shared-memory transport (0: everything through the network backend)"},
-    {"LCI_SHM_CMA", kind::boolean, effective, LCI_FIELD(shm_cma), 1, "native transport: move long messages and RMA with one cross-memory copy where the kernel allows it (0: pipeline them through shared memory)"},
-    {"LCI_SHM_RING_SIZE", kind::integer, effective, LCI_FIELD(shm_ring_size), 256, "native transport: cells (one packet each) of each device's inbound ring; a power of two, 16 ... 65536"},
-    {"LCI_RDV_PROTOCOL", kind::rdv, effective, LCI_FIELD(rdv_protocol), LCI_RDV_WRITEIMM, "write|writeimm"},
-    {"LCI_PRINT_PROFILE", kind::boolean, profile_category, LCI_FIELD(print_profile), 0, LCI_PROFILE_HELP},
-    {"LCI_TEST_HOOKS", kind::boolean, effective, LCI_FIELD(test_hooks), 0, "enable the LCIT_* fault-injection calls of the test suite (off: they return LCI_ERR_FEATURE_NA)"},
-
-    {"LCI_MAX_TABLE_LENGTH", kind::integer, no_effect, LCI_FIELD(max_table_length), INT_MAX, "the matching table holds entries embedded in receives and packets, so it needs no limit of its own"},
-    {"LCI_SERVER_MAX_SENDS", kind::integer, no_effect, LCI_FIELD(server_max_sends), LCI_SERVER_MAX_SENDS_DEFAULT, "sends in flight are bounded by the packet pool and the backend's send queue"},
-    {"LCI_SERVER_MAX_CQES", kind::integer, no_effect, LCI_FIELD(server_max_cqes), LCI_SERVER_MAX_CQES_DEFAULT, "progress reads the completion queue in fixed batches of 16"},
-    {"LCI_PACKET_RETURN_THRESHOLD", kind::integer, no_effect, LCI_FIELD(packet_return_threshold), 1024, "a packet always goes straight back to the pool of the device that owns it"},
-    {"LCI_IBV_USE_PREFETCH", kind::integer, no_effect, LCI_FIELD(ibv_use_prefetch), 0, "on-demand-paging registrations are not prefetched"},
-    {"LCI_IBV_ON_DEMAND", kind::boolean, no_effect, LCI_FIELD(ibv_on_demand), 0, "verbs connects every peer at start-up (on-demand connection is not implemented; see lci/backend/ibv/README.md)"},
-    {"LCI_IBV_FORCE_GID_AUTO_SELECT", kind::integer, no_effect, LCI_FIELD(ibv_force_gid_auto_select), 0, "the GID is selected automatically whenever LCI_IBV_GID_IDX is -1"},
-    {"LCI_IBV_ENABLE_TD", kind::boolean, no_effect, LCI_FIELD(ibv_enable_td), LCI_IBV_ENABLE_TD_DEFAULT, "verbs queue pairs are not grouped into thread domains"},
-    {"LCI_IBV_ENABLE_EVENT_POLLING_THREAD", kind::boolean, no_effect, LCI_FIELD(ibv_enable_event_polling_thread), 0, "no thread polls asynchronous verbs events"},
-    {"LCI_ENABLE_PRG_NET_ENDPOINT", kind::boolean, no_effect, LCI_FIELD(enable_prg_net_endpoint), LCI_ENABLE_PRG_NET_ENDPOINT_DEFAULT, "each device has one network endpoint, which LCI_progress always drives"},
-    {"LCI_SEND_SLOW_DOWN_USEC", kind::integer, no_effect, LCI_FIELD(send_slow_down_usec), 0, "sends are never delayed on purpose"},
-    {"LCI_RECV_SLOW_DOWN_USEC", kind::integer, no_effect, LCI_FIELD(recv_slow_down_usec), 0, "receives are never delayed on purpose"},
-    {"LCI_BACKEND_TRY_LOCK_MODE", kind::try_lock_mode, no_effect, LCI_FIELD(backend_try_lock_mode), 0, "the backends use the network library's thread safety and their own fixed locking"},
-    {"LCI_DEVICE_LOCK_MODE", kind::device_lock_mode, no_effect, LCI_FIELD(device_lock_mode), 0, "posting takes no device-wide lock; progress always uses a try-lock"},
-    {"LCI_UCX_USE_TRY_LOCK", kind::boolean, no_effect, LCI_FIELD(ucx_use_try_lock), 0, "there is no UCX backend"},
-    {"LCI_UCX_PROGRESS_FOCUSED", kind::boolean, no_effect, LCI_FIELD(ucx_progress_focused), 0, "there is no UCX backend (1 also sets LCI_UCX_USE_TRY_LOCK, as in LCI 1.7.9)"},
-    {"LCI_USE_GLOBAL_PACKET_POOL", kind::boolean, no_effect, LCI_FIELD(use_global_packet_pool), 1, "each device has its own packet pool"},
-
-    {"LCI_PMI", kind::text, boot, LCI_FIELD(pmi), 0, "lcrun|pmi1|pmix|local: forces the bootstrap (unset: chosen from the launcher's variables)"},
-    {"LCT_PMI_BACKEND", kind::text, boot, LCI_FIELD(lct_pmi_backend), 0, "LCI 1.7.9's list of bootstraps to try (pmi1, pmi2, pmix, local), when LCI_PMI is unset"},
-    {"LCI_LCRUN", kind::text, boot, LCI_FIELD(lcrun), 0, "set to 1 by lcrun: its PMI-1 server is reported as lcrun"},
+// The rows of settings.def, in print order. An alias row is completed from
+// its first row by table() below.
+const entry rows_declared[] = {
+#define LCI_SETTING(NAME, kind_, category_, member, deflt, limits_, global, help) \
+  {#NAME, kind::kind_, config_category::category_, LCI_FIELD(member), limits_, help, nullptr},
+#define LCI_SETTING_ALIAS(NAME, FIRST, help) \
+  {#NAME, kind::derived, config_category::effective, nullptr, limits::any(), help, #FIRST},
+#include "lci/core/settings.def"
+#undef LCI_SETTING
+#undef LCI_SETTING_ALIAS
 };
 
 #undef LCI_FIELD
+#undef LCI_ANY
+#undef LCI_AT_LEAST
+#undef LCI_BETWEEN
+#undef LCI_POWER_OF_TWO
+#undef LCI_MULTIPLE_OF
+#undef LCI_ONE_OF
 
-constexpr size_t table_size = sizeof(table) / sizeof(table[0]);
+// The table, each alias taking kind, category, member and limits of its first row.
+const std::vector<entry>& table() {
+  static const std::vector<entry> rows = [] {
+    std::vector<entry> t(std::begin(rows_declared), std::end(rows_declared));
+    for (entry& e : t) {
+      if (!e.alias_of) continue;
+      for (const entry& f : t)
+        if (!f.alias_of && !strcmp(f.name, e.alias_of)) {
+          e.type = f.type;
+          e.category = f.category;
+          e.field = f.field;
+          e.range = f.range;
+        }
+    }
+    return t;
+  }();
+  return rows;
+}
+
+// The words each kind accepts, as the malformed-value message names them.
+constexpr const char* rdv_words = "write or writeimm";
+constexpr const char* try_lock_words = "a comma list of none,send,recv,poll,global,global_b";
+constexpr const char* device_lock_words_text = "none, block or try";
+constexpr const char* log_level_words = "error, warn, diag, info, debug or trace";
+constexpr const char* backend_words = "ofi or ibv";
+constexpr const char* wait_policy_words = "threads, spin, fibers or tbb";
+
+const char* type_name(kind k) {
+  switch (k) {
+    case kind::integer:
+    case kind::derived: return "integer";
+    case kind::size: return "size";
+    case kind::boolean: return "boolean";
+    case kind::try_lock_mode: return "word list";
+    case kind::rdv:
+    case kind::device_lock_mode:
+    case kind::log_level:
+    case kind::backend:
+    case kind::wait_policy: return "word";
+    case kind::text: return "text";
+  }
+  return "?";
+}
+
+// What a value of row `e` must be, for the documentation.
+std::string range_text(const entry& e) {
+  if (e.range.shape != limits::form::any) return e.range.expected();
+  switch (e.type) {
+    case kind::integer: return "any int";
+    case kind::size: return "at least 1";
+    case kind::boolean: return "0 or 1";
+    case kind::rdv: return rdv_words;
+    case kind::try_lock_mode: return try_lock_words;
+    case kind::device_lock_mode: return device_lock_words_text;
+    case kind::log_level: return log_level_words;
+    case kind::backend: return backend_words;
+    case kind::wait_policy: return wait_policy_words;
+    case kind::text:
+      return e.category == config_category::bootstrap ? "text, checked by the bootstrap" : "any text";
+    case kind::derived: return "";
+  }
+  return "";
+}
 
 // A malformed value, as config_read reports it.
 struct malformed {
@@ -181,7 +244,7 @@ const struct {
                          {"try", LCI_DEVICE_LOCK_MODE_TRY}};
 
 void apply(const entry& e, config& c, const char* value) {
-  void* target = e.field ? e.field(c) : nullptr;
+  void* target = e.field(c);
   switch (e.type) {
     case kind::integer:
       *static_cast<int*>(target) = static_cast<int>(parse_number(e.name, value, INT_MIN, INT_MAX));
@@ -195,57 +258,47 @@ void apply(const entry& e, config& c, const char* value) {
     case kind::rdv:
       if (!strcmp(value, "write")) *static_cast<LCI_rdv_protocol_t*>(target) = LCI_RDV_WRITE;
       else if (!strcmp(value, "writeimm")) *static_cast<LCI_rdv_protocol_t*>(target) = LCI_RDV_WRITEIMM;
-      else bad_value(e.name, value, "write or writeimm");
+      else bad_value(e.name, value, rdv_words);
       return;
     case kind::try_lock_mode:
       if (!parse_try_lock_mode(value, *static_cast<uint64_t*>(target)))
-        bad_value(e.name, value, "a comma list of none,send,recv,poll,global,global_b");
+        bad_value(e.name, value, try_lock_words);
       return;
     case kind::device_lock_mode:
       for (auto& w : device_lock_words)
         if (!strcmp(value, w.word)) { *static_cast<uint64_t*>(target) = w.mode; return; }
-      bad_value(e.name, value, "none, block or try");
+      bad_value(e.name, value, device_lock_words_text);
     case kind::log_level:
       for (int i = 0; i < 6; ++i)
         if (!strcmp(value, log_level_names[i])) { *static_cast<log_level*>(target) = static_cast<log_level>(i); return; }
-      bad_value(e.name, value, "error, warn, diag, info, debug or trace");
+      bad_value(e.name, value, log_level_words);
     case kind::text:
       *static_cast<std::string*>(target) = value;
       return;
     case kind::backend:
-      if (strcmp(value, "ofi") && strcmp(value, "ibv")) bad_value(e.name, value, "ofi or ibv");
+      if (strcmp(value, "ofi") && strcmp(value, "ibv")) bad_value(e.name, value, backend_words);
       *static_cast<std::string*>(target) = value;
       return;
     case kind::wait_policy:
       for (auto& w : wait_words)
         if (!strcmp(value, w.word)) { c.wait_policy = w.policy; c.wait_policy_given = true; return; }
-      bad_value(e.name, value, "threads, spin, fibers or tbb");
+      bad_value(e.name, value, wait_policy_words);
     case kind::derived:
       return;
   }
 }
 
-void set_default(const entry& e, config& c) {
-  void* target = e.field ? e.field(c) : nullptr;
-  switch (e.type) {
-    case kind::integer:
-    case kind::derived: *static_cast<int*>(target) = static_cast<int>(e.deflt); break;
-    case kind::size: *static_cast<size_t*>(target) = static_cast<size_t>(e.deflt); break;
-    case kind::boolean: *static_cast<bool*>(target) = e.deflt != 0; break;
-    case kind::rdv: *static_cast<LCI_rdv_protocol_t*>(target) = static_cast<LCI_rdv_protocol_t>(e.deflt); break;
-    case kind::try_lock_mode:
-    case kind::device_lock_mode: *static_cast<uint64_t*>(target) = static_cast<uint64_t>(e.deflt); break;
-    case kind::log_level: *static_cast<log_level*>(target) = static_cast<log_level>(e.deflt); break;
-    case kind::text:
-    case kind::backend: static_cast<std::string*>(target)->clear(); break;
-    case kind::wait_policy: c.wait_policy_given = false; c.wait_policy = LCIX_WAIT_THREADS; break;
-  }
+size_t index_of(const char* name) {
+  const std::vector<entry>& t = table();
+  for (size_t i = 0; i < t.size(); ++i)
+    if (!strcmp(t[i].name, name)) return i;
+  fatal("lci::config: no setting named %s", name);
 }
 
-size_t index_of(const char* name) {
-  for (size_t i = 0; i < table_size; ++i)
-    if (!strcmp(table[i].name, name)) return i;
-  fatal("lci::config: no setting named %s", name);
+// The number a limit applies to (integer and size rows).
+long long number_of(const entry& e, config& c) {
+  if (e.type == kind::size) return static_cast<long long>(*static_cast<size_t*>(e.field(c)));
+  return *static_cast<int*>(e.field(c));
 }
 
 // The value a limit check names: the variable's text when it was set, else
@@ -255,68 +308,47 @@ std::string value_text(const env_lookup& env, const char* name, long long number
   return std::to_string(number);
 }
 
-void check(bool ok, const env_lookup& env, const char* name, long long number, const char* expected) {
-  if (!ok) bad_value(name, value_text(env, name, number).c_str(), expected);
-}
-
+// `c` starts at the defaults (the member initializers of settings.def).
 void read_table(const env_lookup& env, config& c) {
-  c.sources.assign(table_size, config_source::default_value);
-  for (size_t i = 0; i < table_size; ++i) {
-    const entry& e = table[i];
-    if (e.type == kind::derived) {
-      c.sources[i] = config_source::derived;
-      continue;
-    }
-    // Two names of one member (LCI_IBV_GID_IDX, LCI_IBV_GID_INDEX): the
-    // default is set by the first, so that the second does not undo it.
-    bool first_of_member = true;
-    for (size_t j = 0; j < i; ++j)
-      if (table[j].field && e.field && table[j].field(c) == e.field(c)) first_of_member = false;
-    if (first_of_member) set_default(e, c);
-  }
-  for (size_t i = 0; i < table_size; ++i) {
-    const entry& e = table[i];
+  const std::vector<entry>& t = table();
+  c.sources.assign(t.size(), config_source::default_value);
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].type == kind::derived) c.sources[i] = config_source::derived;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const entry& e = t[i];
     if (e.type == kind::derived) continue;
     const char* value = env(e.name);
     if (!value) continue;
     apply(e, c, value);
-    // Every name of the member now reports the environment.
-    for (size_t j = 0; j < table_size; ++j)
-      if (j == i || (table[j].field && e.field && table[j].field(c) == e.field(c)))
-        c.sources[j] = config_source::environment;
+    // Every name of the member (LCI_IBV_GID_IDX, LCI_IBV_GID_INDEX) now
+    // reports the environment; the last one set wins.
+    for (size_t j = 0; j < t.size(); ++j)
+      if (j == i || t[j].field(c) == e.field(c)) c.sources[j] = config_source::environment;
+  }
+  // Every row's limits, in table order, once every value has parsed.
+  for (const entry& e : t) {
+    if (e.alias_of || e.range.shape == limits::form::any) continue;
+    const long long v = number_of(e, c);
+    if (!e.range.admits(v))
+      bad_value(e.name, value_text(env, e.name, v).c_str(), e.range.expected().c_str());
   }
 }
 
-void derive(const env_lookup& env, config& c) {
+// The derived rows and the rules between settings (their limits are checked).
+void derive(config& c) {
   auto source = [&c](const char* name) -> config_source& { return c.sources[index_of(name)]; };
   // LCI_UCX_PROGRESS_FOCUSED implies the try-lock mode, as in LCI 1.7.9.
   if (c.ucx_progress_focused && !c.ucx_use_try_lock) {
     c.ucx_use_try_lock = true;
     source("LCI_UCX_USE_TRY_LOCK") = config_source::derived;
   }
-  if (c.packet_size % 64 != 0 || c.packet_size - packet_header_size < 4096)
-    bad_value("LCI_PACKET_SIZE", std::to_string(c.packet_size).c_str(),
-              "a multiple of 64 of at least 4160");
   c.medium_size = c.packet_size - packet_header_size;
-  check(c.server_num_pkts >= 8, env, "LCI_SERVER_NUM_PKTS", c.server_num_pkts, "at least 8");
-  check(c.max_endpoints >= 1 && c.max_endpoints < max_endpoint_index, env, "LCI_MAX_ENDPOINTS",
-        c.max_endpoints, "1 ... 4094");
-  check(c.server_max_recvs >= 1, env, "LCI_SERVER_MAX_RECVS", c.server_max_recvs, "at least 1");
-  check(c.reg_cache_max_entries >= 1, env, "LCI_REG_CACHE_MAX_ENTRIES", c.reg_cache_max_entries,
-        "at least 1");
-  check(c.ofi_cq_data_size == 0 || c.ofi_cq_data_size == 4 || c.ofi_cq_data_size == 8, env,
-        "LCI_OFI_CQ_DATA_SIZE", c.ofi_cq_data_size, "0, 4 or 8");
-  check(c.shm_ring_size >= 16 && c.shm_ring_size <= 65536 &&
-            (c.shm_ring_size & (c.shm_ring_size - 1)) == 0,
-        env, "LCI_SHM_RING_SIZE", c.shm_ring_size, "a power of two, 16 ... 65536");
-  check(c.default_table_length >= 1, env, "LCI_DEFAULT_TABLE_LENGTH", c.default_table_length,
-        "at least 1");
+  // The queue lengths follow the pool size unless set (2 x at least 8: in
+  // LCI_DEFAULT_QUEUE_LENGTH's range).
   if (source("LCI_DEFAULT_QUEUE_LENGTH") != config_source::environment) {
     c.default_queue_length = 2 * c.server_num_pkts;
     source("LCI_DEFAULT_QUEUE_LENGTH") = config_source::derived;
   }
-  check(c.default_queue_length >= 1, env, "LCI_DEFAULT_QUEUE_LENGTH", c.default_queue_length,
-        "at least 1");
   if (source("LCI_MAX_QUEUE_LENGTH") != config_source::environment ||
       c.max_queue_length < c.default_queue_length) {
     c.max_queue_length = c.default_queue_length;
@@ -340,7 +372,7 @@ const char* word_of(LCIX_wait_policy_t p) {
 
 std::string format(const entry& e, const config& c) {
   config& m = const_cast<config&>(c);  // the accessors are shared with the parse
-  const void* v = e.field ? e.field(m) : nullptr;
+  const void* v = e.field(m);
   switch (e.type) {
     case kind::integer:
     case kind::derived: return std::to_string(*static_cast<const int*>(v));
@@ -407,7 +439,7 @@ bool config_read(const env_lookup& env, config& out, std::string& error) {
   config c;
   try {
     read_table(env, c);
-    derive(env, c);
+    derive(c);
   } catch (const malformed& m) {
     error = m.message;
     return false;
@@ -433,15 +465,41 @@ config config_defaults() {
 }
 
 std::vector<config_row> config_rows(const config& c) {
+  const std::vector<entry>& t = table();
   std::vector<config_row> rows;
-  rows.reserve(table_size);
-  for (size_t i = 0; i < table_size; ++i) {
-    const entry& e = table[i];
+  rows.reserve(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    const entry& e = t[i];
     rows.push_back({e.name, format(e, c),
                     i < c.sources.size() ? c.sources[i] : config_source::default_value,
                     e.category, e.help});
   }
   return rows;
+}
+
+std::vector<setting_description> config_table() {
+  std::vector<setting_description> rows;
+  for (const entry& e : table())
+    rows.push_back({e.name, type_name(e.type), e.category, range_text(e), e.help, e.alias_of});
+  return rows;
+}
+
+std::string config_check_default(const char* name) {
+  const entry& e = table()[index_of(name)];
+  if (e.type == kind::derived || e.type == kind::text) return "";  // nothing to read back
+  config d;  // the defaults
+  if (e.type == kind::backend && d.backend_request.empty()) return "";  // unset: automatic
+  d.wait_policy_given = true;  // format the member, not the policy in force
+  const std::string text = format(e, d);
+  config c;
+  try {
+    apply(e, c, text.c_str());
+    if (!e.range.admits(e.type == kind::integer || e.type == kind::size ? number_of(e, c) : 0))
+      bad_value(e.name, text.c_str(), e.range.expected().c_str());
+  } catch (const malformed& m) {
+    return m.message;
+  }
+  return "";
 }
 
 void config_print(const config& c, FILE* out) {
@@ -506,40 +564,17 @@ void config_parse() {
   log_set_outfile(s.log_outfile.c_str());
   if (s.wait_policy_given) wait_policy_set(s.wait_policy);
 
-  // The globals of lci.h, for LCI 1.7 programs.
-  LCI_MAX_ENDPOINTS = s.max_endpoints;
-  LCI_PACKET_SIZE = s.packet_size;
-  LCI_MEDIUM_SIZE = s.medium_size;
-  LCI_IOVEC_SIZE = s.iovec_size;
-  LCI_MAX_TAG = s.max_tag;
-  LCI_MAX_SYNC_LENGTH = s.max_sync_length;
-  LCI_SERVER_NUM_PKTS = s.server_num_pkts;
-  LCI_DEFAULT_QUEUE_LENGTH = s.default_queue_length;
-  LCI_MAX_QUEUE_LENGTH = s.max_queue_length;
-  LCI_DEFAULT_TABLE_LENGTH = s.default_table_length;
-  LCI_MAX_TABLE_LENGTH = s.max_table_length;
-  LCI_MAX_SINGLE_MESSAGE_SIZE = s.max_single_message_size;
-  LCI_TOUCH_LBUFFER = s.touch_lbuffer;
-  LCI_SERVER_MAX_SENDS = s.server_max_sends;
-  LCI_SERVER_MAX_RECVS = s.server_max_recvs;
-  LCI_SERVER_MAX_CQES = s.server_max_cqes;
-  LCI_PACKET_RETURN_THRESHOLD = s.packet_return_threshold;
-  LCI_USE_DREG = s.use_dreg;
-  LCI_IBV_USE_ODP = s.ibv_use_odp;
-  LCI_IBV_USE_PREFETCH = s.ibv_use_prefetch;
-  LCI_IBV_GID_IDX = s.ibv_gid_index;
-  LCI_IBV_FORCE_GID_AUTO_SELECT = s.ibv_force_gid_auto_select;
-  LCI_IBV_ENABLE_TD = s.ibv_enable_td;
-  LCI_IBV_ENABLE_EVENT_POLLING_THREAD = s.ibv_enable_event_polling_thread;
-  LCI_ENABLE_PRG_NET_ENDPOINT = s.enable_prg_net_endpoint;
-  LCI_SEND_SLOW_DOWN_USEC = s.send_slow_down_usec;
-  LCI_RECV_SLOW_DOWN_USEC = s.recv_slow_down_usec;
-  LCI_RDV_PROTOCOL = s.rdv_protocol;
-  LCI_BACKEND_TRY_LOCK_MODE = s.backend_try_lock_mode;
-  LCI_DEVICE_LOCK_MODE = s.device_lock_mode;
-  LCI_UCX_USE_TRY_LOCK = s.ucx_use_try_lock;
-  LCI_UCX_PROGRESS_FOCUSED = s.ucx_progress_focused;
-  LCI_USE_GLOBAL_PACKET_POOL = s.use_global_packet_pool;
+  // The globals of lci.h, for LCI 1.7 programs: each `mirrored` row.
+#define LCI_MIRROR_mirrored(NAME, member) ::NAME = s.member;
+#define LCI_MIRROR_internal(NAME, member)
+#define LCI_SETTING(NAME, kind, category, member, deflt, limits, global, help) \
+  LCI_MIRROR_##global(NAME, member)
+#define LCI_SETTING_ALIAS(NAME, FIRST, help)
+#include "lci/core/settings.def"
+#undef LCI_SETTING
+#undef LCI_SETTING_ALIAS
+#undef LCI_MIRROR_mirrored
+#undef LCI_MIRROR_internal
 }
 
 }  // namespace lci

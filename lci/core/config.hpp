@@ -1,4 +1,7 @@
-// Run-time configuration: every setting in one table (config.cpp).
+// Run-time configuration: every setting declared once, in one row of
+// settings.def (name, kind, category, default, limits, lci.h global, help),
+// from which this file's struct and config.cpp's table, parse, lci.h
+// globals and printing are all generated.
 //
 // config_read() turns an environment (a lookup function, so that tests can
 // pass a map) into one lci::config that holds every effective value and
@@ -24,6 +27,7 @@
 // settings belong to the bootstrap.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +38,7 @@
 
 #include "lci.h"
 #include "lci/backend/net_types.hpp"
+#include "lci/core/protocol.hpp"
 #include "lci/util/log.hpp"
 
 // Internal C++ entry points that tools and unit tests (separate
@@ -44,9 +49,8 @@
 
 namespace lci {
 
-// Sizes derived from the configuration.
-inline constexpr int packet_header_size = 64;     // internal header before each medium payload
-inline constexpr int max_endpoint_index = 4095;   // 12 bits in the message header
+// Sizes derived from the configuration (the wire's sizes, packet_header_size
+// and max_endpoint_index, are protocol.hpp's).
 inline constexpr int barrier_endpoint_index = 4095;  // LCI's private endpoint
 
 enum class config_source : uint8_t { default_value, environment, derived };
@@ -57,71 +61,41 @@ enum class config_category : uint8_t { effective, derived, no_effect, bootstrap 
 LCI_INTERNAL_EXPORT const char* to_string(config_source s);
 LCI_INTERNAL_EXPORT const char* to_string(config_category c);
 
-// Every effective value, named after its variable (LCI_PACKET_SIZE ->
-// packet_size). Filled by config_read; a default-constructed config holds
-// no meaningful values (use config_defaults()).
+// How a setting's text is parsed and printed (the `kind` column of
+// settings.def); it also gives the member's C++ type (setting_type).
+// `derived` rows are never read; `text` rows are taken as set (the
+// bootstrap's are checked by the bootstrap).
+enum class setting_kind : uint8_t {
+  integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, text, wait_policy,
+  backend, derived
+};
+
+template <setting_kind K> struct setting_type_of { using type = int; };
+template <> struct setting_type_of<setting_kind::size> { using type = size_t; };
+template <> struct setting_type_of<setting_kind::boolean> { using type = bool; };
+template <> struct setting_type_of<setting_kind::rdv> { using type = LCI_rdv_protocol_t; };
+template <> struct setting_type_of<setting_kind::try_lock_mode> { using type = uint64_t; };
+template <> struct setting_type_of<setting_kind::device_lock_mode> { using type = uint64_t; };
+template <> struct setting_type_of<setting_kind::log_level> { using type = log_level; };
+template <> struct setting_type_of<setting_kind::text> { using type = std::string; };
+template <> struct setting_type_of<setting_kind::backend> { using type = std::string; };
+template <> struct setting_type_of<setting_kind::wait_policy> { using type = LCIX_wait_policy_t; };
+template <setting_kind K> using setting_type = typename setting_type_of<K>::type;
+
+// Every effective value, one member per row of settings.def, named there
+// (LCI_PACKET_SIZE -> packet_size) and initialized to the row's default.
+// config_read fills the derived members and `sources`; use
+// config_defaults() for a complete configuration of an empty environment.
 struct config {
-  // Logging (applied by config_parse).
-  log_level log_threshold = log_level::warn;     // LCI_LOG_LEVEL
-  std::string log_outfile;                       // LCI_LOG_OUTFILE: "" (stderr)
+#define LCI_SETTING(NAME, kind, category, member, deflt, limits, global, help) \
+  setting_type<setting_kind::kind> member = deflt;
+#define LCI_SETTING_ALIAS(NAME, FIRST, help)
+#include "lci/core/settings.def"
+#undef LCI_SETTING
+#undef LCI_SETTING_ALIAS
 
-  // Effective settings.
-  int max_endpoints = 0;                         // LCI_MAX_ENDPOINTS
-  int packet_size = 0;                           // LCI_PACKET_SIZE
-  int server_num_pkts = 0;                       // LCI_SERVER_NUM_PKTS
-  int default_queue_length = 0;                  // LCI_DEFAULT_QUEUE_LENGTH
-  int max_queue_length = 0;                      // LCI_MAX_QUEUE_LENGTH
-  int default_table_length = 0;                  // LCI_DEFAULT_TABLE_LENGTH
-  size_t max_single_message_size = 0;            // LCI_MAX_SINGLE_MESSAGE_SIZE
-  int touch_lbuffer = 0;                         // LCI_TOUCH_LBUFFER
-  int server_max_recvs = 0;                      // LCI_SERVER_MAX_RECVS
-  int use_dreg = 0;                              // LCI_USE_DREG
-  int reg_cache_max_entries = 0;                 // LCI_REG_CACHE_MAX_ENTRIES
-  int ofi_cq_data_size = 0;                      // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
-  bool ofi_rma_messages = true;                  // LCI_OFI_RMA_MESSAGES
-  int ibv_use_odp = 0;                           // LCI_IBV_USE_ODP
-  std::string backend_request;                   // LCI_BACKEND: "" (automatic), "ofi" or "ibv"
-  std::string ibv_device;                        // LCI_IBV_DEVICE: "" (first with an active port)
-  int ibv_port = 0;                              // LCI_IBV_PORT: 0 (first active)
-  int ibv_gid_index = -1;                        // LCI_IBV_GID_IDX or LCI_IBV_GID_INDEX
-  bool wait_policy_given = false;                // LCI_WAIT_POLICY set
-  LCIX_wait_policy_t wait_policy = LCIX_WAIT_THREADS;  // its value (when given)
-  bool shm = true;                               // LCI_SHM
-  bool shm_cma = true;                           // LCI_SHM_CMA
-  int shm_ring_size = 256;                       // LCI_SHM_RING_SIZE
-  LCI_rdv_protocol_t rdv_protocol = LCI_RDV_WRITEIMM;  // LCI_RDV_PROTOCOL
-  bool print_profile = false;                    // LCI_PRINT_PROFILE (LCI_PROFILE builds)
-  bool test_hooks = false;                       // LCI_TEST_HOOKS
-
-  // Derived (never read from the environment).
-  int medium_size = 0;                           // LCI_MEDIUM_SIZE = packet_size - 64
-  int iovec_size = 0;                            // LCI_IOVEC_SIZE
-  int max_tag = 0;                               // LCI_MAX_TAG
-  int max_sync_length = 0;                       // LCI_MAX_SYNC_LENGTH
-
-  // Accepted, no effect (see the table for why).
-  int max_table_length = 0;                      // LCI_MAX_TABLE_LENGTH
-  int server_max_sends = 0;                      // LCI_SERVER_MAX_SENDS
-  int server_max_cqes = 0;                       // LCI_SERVER_MAX_CQES
-  int packet_return_threshold = 0;               // LCI_PACKET_RETURN_THRESHOLD
-  int ibv_use_prefetch = 0;                      // LCI_IBV_USE_PREFETCH
-  bool ibv_on_demand = false;                    // LCI_IBV_ON_DEMAND
-  int ibv_force_gid_auto_select = 0;             // LCI_IBV_FORCE_GID_AUTO_SELECT
-  bool ibv_enable_td = true;                     // LCI_IBV_ENABLE_TD
-  bool ibv_enable_event_polling_thread = false;  // LCI_IBV_ENABLE_EVENT_POLLING_THREAD
-  bool enable_prg_net_endpoint = true;           // LCI_ENABLE_PRG_NET_ENDPOINT
-  int send_slow_down_usec = 0;                   // LCI_SEND_SLOW_DOWN_USEC
-  int recv_slow_down_usec = 0;                   // LCI_RECV_SLOW_DOWN_USEC
-  uint64_t backend_try_lock_mode = 0;            // LCI_BACKEND_TRY_LOCK_MODE
-  uint64_t device_lock_mode = 0;                 // LCI_DEVICE_LOCK_MODE
-  bool ucx_use_try_lock = false;                 // LCI_UCX_USE_TRY_LOCK
-  bool ucx_progress_focused = false;             // LCI_UCX_PROGRESS_FOCUSED
-  bool use_global_packet_pool = true;            // LCI_USE_GLOBAL_PACKET_POOL
-
-  // The bootstrap's variables, as set ("" when unset; checked by the bootstrap).
-  std::string pmi;                               // LCI_PMI
-  std::string lcrun;                             // LCI_LCRUN
-  std::string lct_pmi_backend;                   // LCT_PMI_BACKEND
+  // LCI_WAIT_POLICY was set (else LCIX_set_wait_policy's choice stays).
+  bool wait_policy_given = false;
 
   // Where each row of the table got its value, in table order.
   std::vector<config_source> sources;
@@ -139,6 +113,17 @@ struct config_row {
   const char* help;   // for no_effect rows: why it changes nothing
 };
 
+// One row of the table as documentation (docs/configuration.md, the unit
+// tests): what kind of value it takes and which values are accepted.
+struct setting_description {
+  const char* name;
+  const char* type;      // "integer", "size", "boolean", "word", "word list", "text"
+  config_category category;
+  std::string range;     // what a value must be ("" for derived rows)
+  const char* help;
+  const char* alias_of;  // the row whose value it sets too, or nullptr
+};
+
 // Looks up a variable; nullptr when it is unset ("" when set but empty).
 using env_lookup = std::function<const char*(const char* name)>;
 
@@ -151,6 +136,12 @@ LCI_INTERNAL_EXPORT bool config_read(const std::map<std::string, std::string>& e
 LCI_INTERNAL_EXPORT config config_defaults();
 // The rows of the table for `c`, in table order.
 LCI_INTERNAL_EXPORT std::vector<config_row> config_rows(const config& c);
+// Every row of the table, in table order.
+LCI_INTERNAL_EXPORT std::vector<setting_description> config_table();
+// Whether the default of the row `name`, spelled as its variable would be,
+// is read back as a value within the row's own range: "" when it is, else
+// the message a variable set to it would get.
+LCI_INTERNAL_EXPORT std::string config_check_default(const char* name);
 // Prints every row: "NAME  value  source  # help", no-effect and bootstrap
 // rows in sections of their own.
 LCI_INTERNAL_EXPORT void config_print(const config& c, FILE* out);

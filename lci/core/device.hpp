@@ -228,4 +228,8 @@ inline device* foreign_pool_owner(const void* address) {
 void add_pool_owner(device* d);
 void remove_pool_owner(device* d);
 
+// A backend registration on d; handle == nullptr when it failed (or when
+// the test hook LCIT_fail_next_registrations made it fail).
+net::mr register_memory(device& d, void* address, size_t length, net::mr_access access);
+
 }  // namespace lci

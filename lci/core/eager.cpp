@@ -2,7 +2,8 @@
 // kinds (short, medium, and the RTS of a long or iovec message, which
 // meets its receive in the same table) and the eager one-sided puts to the
 // target's completion object. Each handler is registered for its kind in
-// progress's dispatch table.
+// progress's dispatch table. Also LCI's own control sends (send_control)
+// and their retries from the backlog.
 #include "lci/core/eager.hpp"
 
 #include <cstring>
@@ -11,6 +12,37 @@
 #include "lci/core/validate.hpp"
 
 namespace lci {
+
+// ---- control messages ------------------------------------------------------------
+
+void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length) {
+  if (d.backlog_empty() &&
+      send_eager(d, nullptr, imm, const_cast<void*>(data), length, rank, 0, nullptr, nullptr) ==
+          post_status::ok)
+    return;
+  backlog_op b;
+  b.what = backlog_op::op::message;
+  b.rank = rank;
+  b.imm = imm;
+  b.length = length;
+  if (d.owns_packet(data))
+    b.pkt = static_cast<packet*>(d.packets->packet_of(data));  // built in a packet already
+  else if ((b.pkt = d.get_packet()) != nullptr)
+    memcpy(b.pkt->payload(), data, length);
+  else
+    b.bytes.assign(static_cast<const char*>(data), static_cast<const char*>(data) + length);
+  d.push_backlog(std::move(b));
+}
+
+namespace {
+// One attempt at sending a control message held in a pool packet or on the heap.
+bool retry_message(device& d, backlog_op& op) {
+  void* from = op.pkt ? static_cast<void*>(op.pkt->payload()) : op.bytes.data();
+  return send_eager(d, nullptr, op.imm, from, op.length, op.rank, 0, nullptr, nullptr) ==
+         post_status::ok;
+}
+LCI_BACKLOG_RETRY(backlog_op::op::message, retry_message);
+}  // namespace
 
 bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out, comp_ref* ref) {
   *out = nullptr;
@@ -42,7 +74,7 @@ arrival on_matched(device& d, endpoint* ep, packet* p) {
   if (!m) return arrival::kept;
   auto* c = reinterpret_cast<recv_ctx*>(m);
   if constexpr (K == msg_kind::rts) {
-    complete_rts(d, c, p);
+    complete_matched(d, c, p);  // rendezvous.cpp
     return arrival::kept;
   } else {
     return complete_eager<K>(d, c, p);

@@ -17,31 +17,12 @@
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
 #include "lci/core/progress.hpp"
-#include "lci/core/rendezvous.hpp"
+#include "lci/core/request.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/status.hpp"
 #include "lci/util/log.hpp"
 
 namespace lci {
-
-inline LCI_request_t make_request(int rank, LCI_tag_t tag, LCI_data_type_t type,
-                                  void* user_context) {
-  LCI_request_t r;
-  r.flag = LCI_OK;
-  r.rank = rank;
-  r.tag = tag;
-  r.type = type;
-  r.user_context = user_context;
-  return r;
-}
-
-inline void signal_medium(LCI_comp_t comp, int rank, LCI_tag_t tag, void* address,
-                          size_t length, void* user_context) {
-  LCI_request_t r = make_request(rank, tag, LCI_MEDIUM, user_context);
-  r.data.mbuffer.address = address;
-  r.data.mbuffer.length = length;
-  comp_signal(comp, r);
-}
 
 // Eager send of `length` bytes at `address` (plus a trailer for the kinds
 // that carry one). `comp` (command port; nullptr for none) is signalled when
@@ -133,6 +114,13 @@ inline post_status send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
                               void* user_context, const trailer* tr = nullptr) {
   return send_eager_body(d, tracked, imm, address, length, rank, tag, comp, user_context, tr);
 }
+
+// Sends one of LCI's own messages from inside progress: never refused, a
+// message the network cannot take now waits in the device's backlog (in a
+// pool packet; on the heap only while the pool is empty), retried by
+// progress (backlog_op::op::message, eager.cpp). `data` may be the payload
+// of one of d's pool packets, which send_control then consumes.
+void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length);
 
 // The eager send and receive of the C entry points' common cases, out of
 // line (eager_entry.cpp) with every argument in a register. An entry point is
@@ -248,7 +236,7 @@ inline void complete_waiting(device& d, recv_ctx* c, packet* p) {
       if (complete_eager<msg_kind::medium>(d, c, p) == arrival::repost) d.put_packet(p);
       return;
     default:  // rts: only the three matched kinds enter the table
-      complete_rts(d, c, p);
+      complete_matched(d, c, p);
       return;
   }
 }

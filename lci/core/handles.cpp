@@ -8,7 +8,7 @@
 #include "lci.h"
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
-#include "lci/core/memory.hpp"
+#include "lci/core/reg_types.hpp"
 
 namespace lci::debug {
 namespace {

@@ -7,17 +7,8 @@
 #include "lci/core/handles.hpp"
 #include "lci/core/device.hpp"
 #include "lci/util/log.hpp"
-#include "lci/core/test_hooks.hpp"
 
 namespace lci {
-
-net::mr register_memory(device& d, void* address, size_t length, net::mr_access access) {
-  if (__builtin_expect(take_test_count(g_test_fail_registrations), 0)) {
-    LCI_LOG(info, "registering %p (%zu bytes) failed (test hook)", address, length);
-    return net::mr{};
-  }
-  return d.net->register_memory(address, length, access);
-}
 
 LCI_segment_t segment_register(device& d, void* address, size_t length) {
   const net::mr m = register_memory(d, address, length ? length : 1, net::mr_access::remote);

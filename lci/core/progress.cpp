@@ -1,15 +1,15 @@
-// Progress: the poll loop, the arrival dispatch, receive re-posting, the
-// backlog and control messages (see progress.hpp).
+// Progress: the poll loop, the dispatch tables, receive re-posting and the
+// backlog (see progress.hpp).
 #include "lci/core/progress.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 
-#include "lci/core/eager.hpp"
-#include "lci/core/rendezvous.hpp"
+#include "lci/core/endpoint.hpp"
+#include "lci/core/request.hpp"
 #include "lci/core/runtime.hpp"
-#include "lci/core/test_hooks.hpp"
+#include "lci/core/test_flags.hpp"
 #include "lci/core/validate.hpp"
 #include "lci/util/log.hpp"
 
@@ -18,8 +18,11 @@ namespace lci {
 namespace {
 
 // Constant-initialised (all null) before any registration runs.
-arrival_handler g_arrivals[16];
-control_handler g_controls[8];
+handler_table<arrival_handler, 16> g_arrivals;
+handler_table<control_handler, 8> g_controls;
+handler_table<completion_handler, 8> g_completions;
+handler_table<backlog_handler, 4> g_backlog;
+bool g_backlog_resumes[4];  // the entry kind is RESUMEd (progress.hpp)
 
 // Why a completion's source names no rank of the job.
 const char* source_problem(int src_rank) {
@@ -32,18 +35,48 @@ const char* source_problem(int src_rank) {
 
 }  // namespace
 
-bool register_arrival(msg_kind kind, arrival_handler handler) {
-  auto& slot = g_arrivals[static_cast<size_t>(kind) & 15];
-  if (slot) fatal("two arrival handlers for message kind %d", static_cast<int>(kind));
-  slot = handler;
+handler_table<rdma_finished_handler, rdv_role_count> g_rdma_finished;
+handler_table<matched_handler, 16> g_matched;
+
+namespace {
+template <class Table, class Kind, class Handler>
+bool add_handler(Table& table, Kind kind, Handler handler, const char* what) {
+  if (!table.add(static_cast<size_t>(kind), handler))
+    fatal("two handlers (or an invalid one) for %s %d", what, static_cast<int>(kind));
   return true;
 }
+}  // namespace
 
+bool register_arrival(msg_kind kind, arrival_handler handler) {
+  return add_handler(g_arrivals, kind, handler, "message kind");
+}
 bool register_control(control_kind kind, control_handler handler) {
-  auto& slot = g_controls[static_cast<size_t>(kind) & 7];
-  if (slot) fatal("two arrival handlers for control kind %d", static_cast<int>(kind));
-  slot = handler;
+  return add_handler(g_controls, kind, handler, "control kind");
+}
+bool register_completion(net::completion_kind kind, completion_handler handler) {
+  return add_handler(g_completions, kind, handler, "completion kind");
+}
+bool register_backlog(backlog_op::op kind, backlog_handler handler, bool resume) {
+  add_handler(g_backlog, kind, handler, "backlog entry kind");
+  g_backlog_resumes[static_cast<size_t>(kind)] = resume;
   return true;
+}
+bool register_rdma_finished(rdv_role role, rdma_finished_handler handler) {
+  return add_handler(g_rdma_finished, role, handler, "RDMA completion of role");
+}
+bool register_matched(msg_kind kind, matched_handler handler) {
+  return add_handler(g_matched, kind, handler, "matched message kind");
+}
+
+std::vector<std::string> handler_problems() {
+  std::vector<std::string> problems;
+  check_table(g_arrivals, "message kind", arrival_kinds, problems);
+  check_table(g_controls, "control kind", control_kinds, problems);
+  check_table(g_completions, "completion kind", dispatched_completions, problems);
+  check_table(g_backlog, "backlog entry kind", backlog_kinds, problems);
+  check_table(g_rdma_finished, "RDMA completion of role", rdma_roles, problems);
+  check_table(g_matched, "matched message kind", matched_kinds, problems);
+  return problems;
 }
 
 // ---- receives -------------------------------------------------------------------
@@ -97,12 +130,13 @@ namespace {
 // The device whose backlog this thread is draining (its backlog_lock held).
 thread_local const device* t_draining = nullptr;
 
-// One attempt at sending a control message held in a pool packet or on the heap.
-bool send_queued_message(device& d, backlog_op& op) {
-  void* from = op.pkt ? static_cast<void*>(op.pkt->payload()) : op.bytes.data();
-  return send_eager(d, nullptr, op.imm, from, op.length, op.rank, 0, nullptr, nullptr) ==
-         post_status::ok;
+
+// A receive packet the network refused to post.
+bool retry_recv(device& d, backlog_op& op) {
+  return d.net->post_recv(op.pkt->payload(), d.recv_size, d.slab_mr.desc, op.pkt) ==
+         net::status::ok;
 }
+LCI_BACKLOG_RETRY(backlog_op::op::recv, retry_recv);
 }  // namespace
 
 void device::push_backlog(backlog_op&& op) {
@@ -123,25 +157,22 @@ bool device::drain_backlog() {
   if (!backlog_lock.try_lock()) return false;
   t_draining = this;
   bool did = false;
-  // Entries leave in order; one that is refused again stops the pass. An
-  // RDMA entry is taken out first: posting it may queue it again.
+  // Entries leave in order; one that is refused again stops the pass. A
+  // RESUMEd entry (RDMA posting) is taken out first: it may queue itself
+  // again.
   while (!backlog.empty()) {
     backlog_op& op = backlog.front();
-    if (op.what == backlog_op::op::rdma) {
-      rdv_op* rdv = op.rdv;
+    const size_t kind = static_cast<size_t>(op.what);
+    if (g_backlog_resumes[kind]) {
+      backlog_op taken = std::move(op);
       backlog.pop_front();
       backlog_size.fetch_sub(1, std::memory_order_relaxed);
       t_draining = nullptr;
       backlog_lock.unlock();
-      post_rdma(*this, rdv);
+      g_backlog[kind](*this, taken);
       return true;
     }
-    bool sent;
-    if (op.what == backlog_op::op::recv)
-      sent = net->post_recv(op.pkt->payload(), recv_size, slab_mr.desc, op.pkt) == net::status::ok;
-    else
-      sent = send_queued_message(*this, op);
-    if (!sent) break;
+    if (!g_backlog[kind](*this, op)) break;
     backlog.pop_front();
     backlog_size.fetch_sub(1, std::memory_order_relaxed);
     did = true;
@@ -149,25 +180,6 @@ bool device::drain_backlog() {
   t_draining = nullptr;
   backlog_lock.unlock();
   return did;
-}
-
-void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length) {
-  if (d.backlog_empty() &&
-      send_eager(d, nullptr, imm, const_cast<void*>(data), length, rank, 0, nullptr, nullptr) ==
-          post_status::ok)
-    return;
-  backlog_op b;
-  b.what = backlog_op::op::message;
-  b.rank = rank;
-  b.imm = imm;
-  b.length = length;
-  if (d.owns_packet(data))
-    b.pkt = static_cast<packet*>(d.packets->packet_of(data));  // built in a packet already
-  else if ((b.pkt = d.get_packet()) != nullptr)
-    memcpy(b.pkt->payload(), data, length);
-  else
-    b.bytes.assign(static_cast<const char*>(data), static_cast<const char*>(data) + length);
-  d.push_backlog(std::move(b));
 }
 
 // ---- dropped messages --------------------------------------------------------------
@@ -283,7 +295,7 @@ bool device::progress() {
         on_send_done(*this, static_cast<packet*>(c.ctx));
         break;
       case net::completion_kind::rma_done:
-        on_rdma_done(*this, static_cast<rdv_op*>(c.ctx));
+        g_completions[static_cast<size_t>(net::completion_kind::rma_done)](*this, c);
         break;
       case net::completion_kind::remote_write:
         if (c.src_rank != net::any_member &&
@@ -291,7 +303,7 @@ bool device::progress() {
           report_dropped("RDMA write with immediate data", source_problem(c.src_rank), c.src_rank);
           break;
         }
-        on_write_imm(*this, imm_rdv_id(c.imm), c.src_rank);
+        g_completions[static_cast<size_t>(net::completion_kind::remote_write)](*this, c);
         break;
       case net::completion_kind::recv_failed:
         // Longer than a receive buffer: nothing of it is used, and the
@@ -311,7 +323,7 @@ bool device::progress() {
                 "taken over, lost or corrupted",
                 static_cast<packet*>(c.ctx)->out.rank, c.error,
                 static_cast<packet*>(c.ctx)->out.rank);
-        on_rdma_failed(*this, static_cast<rdv_op*>(c.ctx), c.error);
+        g_completions[static_cast<size_t>(net::completion_kind::failed)](*this, c);
         break;
     }
   }

@@ -15,10 +15,12 @@
 #include <cstdint>
 
 #include "lci.h"
-#include "lci/core/config.hpp"
 #include "lci/match/match_table.hpp"
 
 namespace lci {
+
+inline constexpr int packet_header_size = 64;     // internal header before each medium payload
+inline constexpr int max_endpoint_index = 4095;   // 12 bits in the message header
 
 enum class msg_kind : uint8_t {
   short_msg = 0,    // LCI_sends: LCI_SHORT_SIZE bytes, matched
@@ -42,6 +44,16 @@ enum class control_kind : uint8_t {
   getv_reply = 5,  // the piggy-back bytes a getv read (fin_payload with the getter's id, then data)
   abort = 6,    // the origin's RDMA writes failed (fin_payload with the receiver's id)
 };
+
+// The kinds that arrive as messages, each with one arrival handler
+// (progress.hpp; msg_kind::control is dispatched by control kind).
+inline constexpr msg_kind arrival_kinds[] = {
+    msg_kind::short_msg, msg_kind::medium,      msg_kind::rts,         msg_kind::am_short,
+    msg_kind::am_short_c, msg_kind::am_medium,  msg_kind::am_medium_c, msg_kind::put_to,
+    msg_kind::rts_alloc,  msg_kind::notify};
+inline constexpr control_kind control_kinds[] = {control_kind::rtr,    control_kind::fin,
+                                                 control_kind::nack,   control_kind::gfence,
+                                                 control_kind::getv_reply, control_kind::abort};
 
 inline constexpr msg_kind write_imm_kind = static_cast<msg_kind>(14);
 inline constexpr uint32_t rdv_id_bits = 28;

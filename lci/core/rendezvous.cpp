@@ -1,7 +1,7 @@
 // Rendezvous: long and iovec messages, two-sided (sendl/recvl, sendv/recvv)
-// and into target-allocated buffers (putla, putva), the RDMA posting they
-// share with putl/getl (rma.cpp), and the rendezvous control messages
-// (RTR, FIN, NACK, abort). See rendezvous.hpp.
+// and into target-allocated buffers (putla, putva), and the rendezvous
+// control messages (RTR, FIN, NACK, abort). Their data moves with the RDMA
+// engine (rdma_engine.hpp). See rendezvous.hpp.
 #include "lci/core/rendezvous.hpp"
 
 #include <algorithm>
@@ -10,70 +10,14 @@
 #include <vector>
 
 #include "lci/comp/signal.hpp"
-#include "lci/core/config.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/core/memory.hpp"
 #include "lci/core/progress.hpp"
-#include "lci/core/runtime.hpp"
-#include "lci/core/test_hooks.hpp"
+#include "lci/core/rdma_engine.hpp"
 #include "lci/core/validate.hpp"
 #include "lci/util/log.hpp"
 
 namespace lci {
-
-namespace {
-
-LCI_request_t origin_request(const rdv_op* op) {
-  LCI_request_t r = make_request(op->rank, op->tag, op->type, op->user_context);
-  r.flag = op->flag;
-  if (op->type == LCI_IOVEC)
-    r.data.iovec = op->iov;
-  else
-    r.data.lbuffer = op->lbuffer;
-  return r;
-}
-
-void release_regs(device& d, rdv_op* op) {
-  for (uint32_t i = 0; i < op->registered; ++i) release_local(d, op->bufs[i].reg);
-  op->registered = 0;
-}
-
-}  // namespace
-
-// The op is done at this process: signal, release, forget.
-void finish(device& d, rdv_op* op, bool target) {
-  LCI_request_t r = origin_request(op);
-  release_regs(d, op);
-  d.rdv.erase(op->id);
-  if (target) op->ep->done.add(op->rank);
-  if (op->counted_local) op->ep->end_local();
-  LCI_comp_t comp = op->comp;
-  comp_ref held;
-  held.reset(op->held_comp);  // the op goes first; the object lives until signalled
-  op->held_comp = nullptr;
-  delete_rdv(d, op);
-  if (comp) comp_signal(comp, r);
-}
-
-// Registers every local buffer of the op, in order: for reading only where
-// the op only sends from them (read-only memory works), else for RDMA into
-// them. On failure nothing stays registered.
-bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count) {
-  const bool source = op->role == rdv_role::send || op->role == rdv_role::put_alloc ||
-                      op->role == rdv_role::put;
-  const net::mr_access access = source ? net::mr_access::source : net::mr_access::remote;
-  for (int i = 0; i < count; ++i) {
-    local_reg& r = op->bufs[i].reg;
-    r = local_reg{};
-    if (buffers[i].length != 0 && !register_local(d, buffers[i], access, &r)) {
-      LCI_LOG(info, "registering %p (%zu bytes) for a transfer with rank %d failed",
-              buffers[i].address, buffers[i].length, op->rank);
-      release_regs(d, op);
-      return false;
-    }
-    op->registered = static_cast<uint32_t>(i) + 1;
-  }
-  return true;
-}
 
 namespace {
 
@@ -323,118 +267,35 @@ post_status start_send_iovec(endpoint* ep, const LCI_iovec_t& iov, int rank, LCI
                     alloc_at_target, remote_comp, false);
 }
 
-// ---- RDMA posting -----------------------------------------------------------------
-
-namespace {
-void rdma_finished(device& d, rdv_op* op);
-}
-
-void post_rdma(device& d, rdv_op* op) {
-  const size_t piece = d.piece_for(op->rank);
-  while (op->next_buffer < op->count) {
-    const rdv_buffer& b = op->bufs[op->next_buffer];
-    const size_t length = b.length;
-    if (op->next_offset >= length) {
-      ++op->next_buffer;
-      op->next_offset = 0;
-      continue;
-    }
-    const size_t off = op->next_offset;
-    const size_t n = std::min(piece, length - off);
-    char* local = b.local + off;
-    const uint64_t raddr = b.remote.address + off;
-    const uint64_t rkey = b.remote.rkey;
-    void* desc = b.reg.desc;
-    if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed);
-        __builtin_expect(limit != 0 && n > limit, 0))
-      fatal("an RDMA piece of %zu bytes exceeds the backend's maximum of %zu", n, limit);
-    op->outstanding.fetch_add(1, std::memory_order_relaxed);
-    net::status st;
-    if (op->role == rdv_role::get)
-      st = d.net->post_read(op->rank, local, n, desc, raddr, rkey, op);
-    else if (op->write_imm)
-      st = d.net->post_write_imm(op->rank, local, n, desc, raddr, rkey,
-                                 make_write_imm(static_cast<uint32_t>(op->peer_id)), op);
-    else
-      st = d.net->post_write(op->rank, local, n, desc, raddr, rkey, op, true);
-    if (st != net::status::ok) {
-      op->outstanding.fetch_sub(1, std::memory_order_relaxed);
-      backlog_op b;
-      b.what = backlog_op::op::rdma;
-      b.rdv = op;
-      d.push_backlog(std::move(b));
-      return;
-    }
-    op->next_offset += n;
-  }
-  // Everything posted: drop the posting reference.
-  on_rdma_done(d, op);
-}
-
-void start_rdma(device& d, rdv_op* op) {
-  if (__builtin_expect(g_test_fail_next_rdma.load(std::memory_order_relaxed), 0) &&
-      g_test_fail_next_rdma.exchange(false)) {
-    on_rdma_failed(d, op, -1);  // as if every piece was posted and one failed
-    return;
-  }
-  post_rdma(d, op);
-}
+// ---- end of the origin's writes -----------------------------------------------------
 
 namespace {
 
-// All pieces of an op finished at this process.
-void rdma_finished(device& d, rdv_op* op) {
-  switch (op->role) {
-    case rdv_role::send:
-    case rdv_role::put_alloc:
-      if (op->flag != LCI_OK) {
-        // The data did not arrive (whole or in part): the target completes
-        // with an error instead of a FIN, which would claim it did.
-        fin_payload abort{op->peer_id};
-        send_control(d, op->rank, make_control_imm(control_kind::abort), &abort, sizeof(abort));
-      } else if (!op->write_imm) {
-        fin_payload fin{op->peer_id};
-        send_control(d, op->rank, make_control_imm(control_kind::fin), &fin, sizeof(fin));
-      }
-      finish(d, op, false);
-      break;
-    case rdv_role::put:
-    case rdv_role::get: {
-      // Only an operation that reached the target is announced to it and
-      // counted as issued there (gfence): a failed one never notifies, so
-      // counting it would leave the target's count short forever.
-      if (op->flag == LCI_OK) {
-        op->ep->issued.add(op->rank);
-        send_control(d, op->rank, op->notify_imm, op->notify, op->notify_length);
-      }
-      // A getv that asked for piggy-back bytes (reply_id != 0, the condition
-      // the target answers on) completes when the target's reply arrives.
-      if (op->role == rdv_role::get && op->flag == LCI_OK &&
-          reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0)
-        break;
-      finish(d, op, false);
-      break;
-    }
-    default:
-      fatal("rendezvous: unexpected RDMA completion for a receiving operation");
+// Every write of a sendl/sendv/putla/putva finished at the origin.
+void on_writes_finished(device& d, rdv_op* op) {
+  if (op->flag != LCI_OK) {
+    // The data did not arrive (whole or in part): the target completes
+    // with an error instead of a FIN, which would claim it did.
+    fin_payload abort{op->peer_id};
+    send_control(d, op->rank, make_control_imm(control_kind::abort), &abort, sizeof(abort));
+  } else if (!op->write_imm) {
+    fin_payload fin{op->peer_id};
+    send_control(d, op->rank, make_control_imm(control_kind::fin), &fin, sizeof(fin));
   }
+  finish(d, op, false);
 }
+
+LCI_RDMA_FINISHED(rdv_role::send, on_writes_finished);
+LCI_RDMA_FINISHED(rdv_role::put_alloc, on_writes_finished);
 
 }  // namespace
 
-void on_rdma_done(device& d, rdv_op* op) {
-  if (op->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) rdma_finished(d, op);
-}
-
-void on_rdma_failed(device& d, rdv_op* op, int error) {
-  LCI_LOG(info, "an RDMA operation to rank %d (tag %u) failed (%d)", op->rank, op->tag, error);
-  op->flag = LCI_ERR_FATAL;
-  on_rdma_done(d, op);
-}
-
 // ---- target -------------------------------------------------------------------------
 
-// A two-sided RTS met its receive (recvl or recvv).
+namespace {
+
+// A two-sided RTS met its receive (recvl or recvv); the packet goes back to
+// the pool.
 void complete_rts(device& d, recv_ctx* c, packet* p) {
   rts_payload h;
   memcpy(&h, p->payload(), sizeof(h));
@@ -475,7 +336,7 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
   send_rtr(d, op);
 }
 
-namespace {
+LCI_MATCHED(msg_kind::rts, complete_rts);
 
 // A putla/putva asks to write into a buffer this process allocates.
 arrival on_rts_alloc(device& d, endpoint* ep, packet* p) {
@@ -519,17 +380,9 @@ LCI_ARRIVAL(msg_kind::rts_alloc, on_rts_alloc);
 constexpr unsigned origin_roles = role_bit(rdv_role::send) | role_bit(rdv_role::put_alloc);
 constexpr unsigned target_roles = role_bit(rdv_role::recv) | role_bit(rdv_role::recv_alloc);
 
-}  // namespace
-
-rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles) {
-  if (id > rdv_id_mask) return nullptr;
-  rdv_op* op = d.rdv.get(static_cast<uint32_t>(id));
-  if (!op || (op->rank != rank && rank != net::any_member) || !(roles & role_bit(op->role)))
-    return nullptr;
-  return op;
-}
-
-// `rank` may be net::any_member (see net_types.hpp).
+// The rendezvous `id` of a receiving op from `rank` has all its data (a
+// write with immediate data or a FIN); an id that names no such op is
+// dropped. `rank` may be net::any_member (see net_types.hpp).
 void on_write_imm(device& d, uint64_t id, int rank) {
   rdv_op* op = peer_op(d, id, rank, target_roles);
   if (!op) {
@@ -538,6 +391,15 @@ void on_write_imm(device& d, uint64_t id, int rank) {
   }
   finish(d, op, true);
 }
+
+// A peer's RDMA write with immediate data (its source checked by progress).
+void on_remote_write(device& d, const net::completion& c) {
+  on_write_imm(d, imm_rdv_id(c.imm), c.src_rank);
+}
+
+LCI_COMPLETION(net::completion_kind::remote_write, on_remote_write);
+
+}  // namespace
 
 // ---- control messages ---------------------------------------------------------------
 

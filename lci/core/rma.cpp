@@ -1,14 +1,17 @@
 // RMA: puts and gets into memory the peer registered (putl/putv,
 // getl/getv), their notify messages to the target, and getv's reply with
-// the piggy-back bytes. (The eager one-sided puts are eager.{hpp,cpp}.)
+// the piggy-back bytes (see rma.hpp). (The eager one-sided puts are
+// eager.{hpp,cpp}.)
+#include "lci/core/rma.hpp"
+
 #include <cstdlib>
 #include <cstring>
 
 #include "lci/comp/signal.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/core/memory.hpp"
 #include "lci/core/progress.hpp"
-#include "lci/core/rendezvous.hpp"
-#include "lci/core/runtime.hpp"
+#include "lci/core/rdma_engine.hpp"
 #include "lci/core/validate.hpp"
 #include "lci/util/log.hpp"
 
@@ -139,6 +142,26 @@ post_status start_get(endpoint* ep, const LCI_iovec_t& local, bool is_iovec, LCI
 }
 
 namespace {
+
+// Every read or write of a putl/putv/getl/getv finished at the origin. Only
+// an operation that reached the target is announced to it and counted as
+// issued there (gfence): a failed one never notifies, so counting it would
+// leave the target's count short forever.
+void on_transfer_finished(device& d, rdv_op* op) {
+  if (op->flag == LCI_OK) {
+    op->ep->issued.add(op->rank);
+    send_control(d, op->rank, op->notify_imm, op->notify, op->notify_length);
+  }
+  // A getv that asked for piggy-back bytes (reply_id != 0, the condition
+  // the target answers on) completes when the target's reply arrives.
+  if (op->role == rdv_role::get && op->flag == LCI_OK &&
+      reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0)
+    return;
+  finish(d, op, false);
+}
+
+LCI_RDMA_FINISHED(rdv_role::put, on_transfer_finished);
+LCI_RDMA_FINISHED(rdv_role::get, on_transfer_finished);
 
 // A put or get into this process's memory finished.
 arrival on_notify(device& d, endpoint* ep, packet* p) {

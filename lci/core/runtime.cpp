@@ -9,7 +9,6 @@
 
 #include "lci/comp/queue.hpp"
 #include "lci/comp/sync.hpp"
-#include "lci/core/barrier.hpp"
 #include "lci/core/handles.hpp"
 #include "lci/util/log.hpp"
 
@@ -172,12 +171,10 @@ void runtime_initialize() {
   defaults.default_comp = LCI_UR_CQ;
   LCI_UR_ENDPOINT = reinterpret_cast<LCI_endpoint_t>(endpoint_create(d, defaults));
   g_initialized.store(true, std::memory_order_release);
-  runtime_barrier();
 }
 
 void runtime_finalize() {
   runtime& rt = *g_runtime;
-  runtime_barrier();
   g_initialized.store(false, std::memory_order_release);
   endpoint_destroy(reinterpret_cast<endpoint*>(LCI_UR_ENDPOINT));
   LCI_UR_ENDPOINT = nullptr;

@@ -18,6 +18,7 @@
 #include "lci/core/config.hpp"
 #include "lci/core/device.hpp"
 #include "lci/core/endpoint.hpp"
+#include "lci/core/protocol.hpp"
 
 namespace lci {
 
@@ -58,7 +59,9 @@ inline endpoint* endpoint_by_index(uint32_t index) {
 // Handlers live until LCI_finalize (the API has no call that frees one).
 void remember_handler(comp_handler* h);
 
-// Collective operations of the runtime (lci/core/runtime.cpp).
+// Collective operations of the runtime (lci/core/runtime.cpp). The barrier
+// that ends LCI_initialize and the one that starts LCI_finalize are the
+// caller's (runtime_barrier, barrier.hpp, which is above the runtime).
 void runtime_initialize();
 void runtime_finalize();
 device* device_create();

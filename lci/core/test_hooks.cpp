@@ -14,16 +14,11 @@
 #include "lci/core/device.hpp"
 #include "lci/core/eager.hpp"
 #include "lci/core/memory.hpp"
+#include "lci/core/test_flags.hpp"
 #include "lci/core/validate.hpp"
 #include "lci/util/log.hpp"
 
 namespace lci {
-
-std::atomic<bool> g_test_fail_next_rdma{false};
-std::atomic<int> g_test_refuse_recv_posts{0};
-std::atomic<int> g_test_fail_registrations{0};
-std::atomic<size_t> g_test_max_message{0};
-std::atomic<int> g_test_no_cma_rank{-1};
 
 namespace {
 // LCI_TEST_HOOKS through the configuration table: the parsed settings once

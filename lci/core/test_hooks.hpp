@@ -61,24 +61,6 @@ namespace lci {
 // LCIT_coll_internal_comp.
 LCI_comp_t coll_internal_comp();
 
-// Set by LCIT_fail_next_rdma; start_rdma and the RTR handler take it (one
-// relaxed load per RDMA operation, none on the short and medium paths).
-extern std::atomic<bool> g_test_fail_next_rdma;
-// Counts set by LCIT_refuse_next_recv_posts and LCIT_fail_next_registrations
-// (one relaxed load per receive post or registration while they are 0).
-extern std::atomic<int> g_test_refuse_recv_posts;
-extern std::atomic<int> g_test_fail_registrations;
-// Set by LCIT_limit_message_size (0: no limit).
-extern std::atomic<size_t> g_test_max_message;
-// Set by LCIT_native_refuse_cma (-1: none).
-extern std::atomic<int> g_test_no_cma_rank;
-
-// Takes one from a hook's count; true if it was positive.
-inline bool take_test_count(std::atomic<int>& count) {
-  int n = count.load(std::memory_order_relaxed);
-  while (__builtin_expect(n > 0, 0))
-    if (count.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) return true;
-  return false;
-}
+// The switches the LCIT_* calls set are test_flags.hpp's.
 
 }  // namespace lci

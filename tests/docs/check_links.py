@@ -17,9 +17,9 @@ LINK = re.compile(r'(?<!\!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+"[^"]*")
 IMAGE = re.compile(r'!\[[^\]]*\]\(([^()\s]+)\)')
 
 
-def prose_lines(path):
+def prose_lines(path, keep_spans=False):
     """Yields (line number, text) of the lines outside fenced code blocks,
-    with code spans blanked."""
+    with code spans blanked (kept with keep_spans, for headings)."""
     fence = None
     with open(path, encoding='utf-8') as f:
         for n, line in enumerate(f, 1):
@@ -33,7 +33,8 @@ def prose_lines(path):
                     continue
             if fence is not None:
                 continue
-            yield n, re.sub(r'`[^`]*`', lambda s: ' ' * len(s.group(0)), line)
+            yield n, line if keep_spans else re.sub(
+                r'`[^`]*`', lambda s: ' ' * len(s.group(0)), line)
 
 
 def slug(heading):
@@ -49,7 +50,7 @@ def anchors(path):
     if path not in _anchors:
         seen = {}
         found = set()
-        for _, line in prose_lines_raw(path):
+        for _, line in prose_lines(path, keep_spans=True):
             m = re.match(r'^(#{1,6})\s+(.*?)\s*#*\s*$', line)
             if not m:
                 continue
@@ -59,23 +60,6 @@ def anchors(path):
             found.add(base if k == 0 else '%s-%d' % (base, k))
         _anchors[path] = found
     return _anchors[path]
-
-
-def prose_lines_raw(path):
-    """Like prose_lines, but keeps code spans (headings keep their text)."""
-    fence = None
-    with open(path, encoding='utf-8') as f:
-        for n, line in enumerate(f, 1):
-            m = re.match(r'^\s*(```+|~~~+)', line)
-            if m:
-                if fence is None:
-                    fence = m.group(1)
-                    continue
-                if m.group(1).startswith(fence):
-                    fence = None
-                    continue
-            if fence is None:
-                yield n, line
 
 
 def main():

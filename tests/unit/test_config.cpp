@@ -342,3 +342,35 @@ TEST_CASE("LCIX_config_print before LCI_initialize: a parse of the environment, 
   unsetenv("LCI_PACKET_SIZE");
   unsetenv("LCI_LOG_LEVEL");
 }
+
+TEST_CASE("the table: every row has help, a unique name and a default within its own range") {
+  const std::vector<lci::setting_description> table = lci::config_table();
+  REQUIRE(table.size() == lci::config_rows(lci::config_defaults()).size());
+  std::set<std::string> names;
+  for (const lci::setting_description& r : table) {
+    INFO(r.name);
+    CHECK_MESSAGE(names.insert(r.name).second, "twice: " << r.name);
+    REQUIRE(r.help != nullptr);
+    CHECK(std::string(r.help).size() > 0);
+    CHECK(std::string(r.type).size() > 0);
+    CHECK((r.category == config_category::derived) == r.range.empty());
+    CHECK(lci::config_check_default(r.name) == "");
+    if (r.alias_of != nullptr) CHECK(names.count(r.alias_of) == 1);  // its first row comes first
+  }
+  // The limits the table gives are the ones the parse enforces.
+  const auto range_of = [&table](const std::string& name) {
+    for (const auto& r : table)
+      if (name == r.name) return r.range;
+    return std::string("?");
+  };
+  CHECK(range_of("LCI_SHM_RING_SIZE") == "a power of two, 16 ... 65536");
+  CHECK(range_of("LCI_PACKET_SIZE") == "a multiple of 64 of at least 4160");
+  CHECK(range_of("LCI_MAX_ENDPOINTS") == "1 ... 4094");
+  CHECK(range_of("LCI_OFI_CQ_DATA_SIZE") == "0, 4 or 8");
+  CHECK(range_of("LCI_RDV_PROTOCOL") == "write or writeimm");
+  CHECK(read_error({{"LCI_SHM_RING_SIZE", "100"}}) ==
+        "environment variable LCI_SHM_RING_SIZE=\"100\" is malformed (expected a power of two, "
+        "16 ... 65536)");
+  CHECK(read_error({{"LCI_SHM_RING_SIZE", "131072"}}).find("a power of two") != std::string::npos);
+  CHECK(read_ok({{"LCI_SHM_RING_SIZE", "16"}}).shm_ring_size == 16);
+}

@@ -235,11 +235,12 @@ void reg_table_erase(reg_bucket* table, uint64_t key);
 // with `key` according to the owner's table.
 bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, uint64_t length);
 
-// The transport's settings (from net::settings).
+// The transport's settings (from net::settings; their defaults are those
+// of lci/core/settings.def, given by the creator).
 struct options {
-  uint64_t ring_cells = 256;  // LCI_SHM_RING_SIZE (a power of two)
+  uint64_t ring_cells = 0;    // LCI_SHM_RING_SIZE (a power of two)
   size_t max_payload = 0;     // the largest message (the core's receive size)
-  bool cma = true;            // LCI_SHM_CMA: cross-memory attach where the kernel allows it
+  bool cma = false;           // LCI_SHM_CMA: cross-memory attach where the kernel allows it
   int test_no_cma_rank = -1;  // LCI's tests (LCIT_native_refuse_cma): pipelined to this rank
 };
 

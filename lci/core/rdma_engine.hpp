@@ -1,0 +1,58 @@
+// The RDMA engine: makes, finds and finishes the operations of rendezvous
+// and one-sided transfers (rdv_op.hpp), and moves their data. It posts an
+// operation's RDMA writes or reads, split into pieces of at most the
+// device's piece towards the peer (LCI_MAX_SINGLE_MESSAGE_SIZE, or the
+// native transport's), resumes posting from the backlog when the network
+// refuses a piece, and counts the pieces' completions. When every piece has
+// finished it hands the op to the handler of its role (LCI_RDMA_FINISHED,
+// progress.hpp: the rendezvous protocol for sends, rma.cpp for puts and
+// gets). It knows no protocol message.
+//
+// Posting and completions may run on different threads: `outstanding`
+// counts posted and unfinished pieces plus one while posting, so whoever
+// brings it to zero finishes the operation exactly once.
+#pragma once
+
+#include <cstdint>
+#include <new>
+
+#include "lci.h"
+#include "lci/core/device.hpp"
+#include "lci/core/rdv_op.hpp"
+
+namespace lci {
+
+inline rdv_op* new_rdv(device& d) {
+  if (void* slot = d.rdv_ops->get()) return new (slot) rdv_op;
+  auto* op = new rdv_op;
+  op->heap = true;
+  return op;
+}
+inline void delete_rdv(device& d, rdv_op* op) {
+  if (op->heap) {
+    delete op;
+    return;
+  }
+  op->~rdv_op();
+  d.rdv_ops->put(op);
+}
+
+// The live op that a peer's message names: its id, the peer's rank (or
+// net::any_member) and one of `roles` (role_bit values) must match, or
+// nullptr (the message is not acted on).
+rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles);
+// Registers the op's local buffers (one local_reg each, in order). False,
+// with none registered, if an LCI_SEGMENT_ALL registration failed.
+bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
+// Releases what register_buffers registered.
+void release_regs(device& d, rdv_op* op);
+// The op is done at this process: signal its completion, release its
+// registrations and id, count it for fences (`target`: as arrived here),
+// delete it.
+void finish(device& d, rdv_op* op, bool target);
+// Starts posting an operation's pieces once the remote buffers are known
+// (or, when a test asked for it with LCIT_fail_next_rdma, fails it as if a
+// piece had failed).
+void start_rdma(device& d, rdv_op* op);
+
+}  // namespace lci

@@ -1,0 +1,32 @@
+// The switches of the test hooks (test_hooks.hpp) that the data path reads:
+// set by the LCIT_* calls, 0 unless a test process set them. Kept apart from
+// the hooks themselves (which reach into every module) so that the modules
+// that read a switch depend on nothing but this header.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+namespace lci {
+
+// Set by LCIT_fail_next_rdma; start_rdma takes it (one relaxed load per RDMA
+// operation, none on the short and medium paths).
+inline std::atomic<bool> g_test_fail_next_rdma{false};
+// Counts set by LCIT_refuse_next_recv_posts and LCIT_fail_next_registrations
+// (one relaxed load per receive post or registration while they are 0).
+inline std::atomic<int> g_test_refuse_recv_posts{0};
+inline std::atomic<int> g_test_fail_registrations{0};
+// Set by LCIT_limit_message_size (0: no limit).
+inline std::atomic<size_t> g_test_max_message{0};
+// Set by LCIT_native_refuse_cma (-1: none).
+inline std::atomic<int> g_test_no_cma_rank{-1};
+
+// Takes one from a hook's count; true if it was positive.
+inline bool take_test_count(std::atomic<int>& count) {
+  int n = count.load(std::memory_order_relaxed);
+  while (__builtin_expect(n > 0, 0))
+    if (count.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) return true;
+  return false;
+}
+
+}  // namespace lci

@@ -1,0 +1,4 @@
+// Fixture: the source of beta includes alpha.
+#include "lci/core/beta.hpp"
+
+#include "lci/core/alpha.hpp"

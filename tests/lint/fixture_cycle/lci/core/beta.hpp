@@ -1,0 +1,2 @@
+// Fixture: beta is a header and a source.
+#pragma once

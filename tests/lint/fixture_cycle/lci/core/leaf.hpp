@@ -1,0 +1,2 @@
+// Fixture: below every other module, in no cycle.
+#pragma once

@@ -1,0 +1,4 @@
+// Fixture: one -> two -> three -> one (a longer cycle).
+#pragma once
+
+#include "lci/core/two.hpp"

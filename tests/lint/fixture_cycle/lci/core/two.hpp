@@ -1,0 +1,2 @@
+// Fixture: part of the cycle one -> two -> three.
+#pragma once

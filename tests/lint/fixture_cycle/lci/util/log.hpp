@@ -1,0 +1,2 @@
+// Fixture: a lower layer, included from core.
+#pragma once
