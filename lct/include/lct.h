@@ -59,12 +59,15 @@
  *   no value prints "...,<name>,,0,,"). LCT_PCOUNTER_AUTO_DUMP, _MODE,
  *   _RECORD_INTERVAL and _DUMP_ON_THE_FLY act as in 1.7.9 (see pcounter.cpp).
  *
- * Queue: every LCT_queue_type_t is a bounded multi-producer multi-consumer
- *   FIFO of void* holding exactly `length` items. ARRAY_ATOMIC_FAA,
- *   ARRAY_ATOMIC_CAS, ARRAY_ATOMIC_BASIC, ARRAY_ST, MS, LCRQ, LPRQ,
- *   FAAARRAY and LAZY_INDEX map to one lock-free ring with a sequence
- *   number per slot (producers and consumers claim positions with CAS);
- *   ARRAY_MUTEX, STD and STD_MUTEX map to a ring behind a mutex. pop returns
+ * Queue: every LCT_queue_type_t is a multi-producer multi-consumer FIFO
+ *   of void*. ARRAY_ATOMIC_FAA, ARRAY_ATOMIC_CAS, ARRAY_ATOMIC_BASIC,
+ *   ARRAY_ST, MS, LCRQ, LPRQ, FAAARRAY and LAZY_INDEX map to one lock-free
+ *   ring with a sequence number per slot (producers and consumers claim
+ *   positions with CAS); ARRAY_MUTEX, STD and STD_MUTEX map to a ring
+ *   behind a mutex. As in 1.7.9, STD, STD_MUTEX, MS, LCRQ, LPRQ, FAAARRAY
+ *   and LAZY_INDEX are unbounded (past `length` they grow); the ARRAY types
+ *   hold `length` items, and a push past that warns once and grows too
+ *   (1.7.9 would overwrite). pop returns
  *   NULL when empty (so pushing NULL is not distinguishable from empty).
  *   push on a full queue prints "LCT_queue_push: queue full (capacity N)"
  *   and aborts (push returns nothing, so it cannot report a retry).
@@ -86,7 +89,7 @@
  *
  * Strings: LCT_str_replace_one/all return a malloc'ed string the caller
  *   frees (an empty `from` gives a copy). LCT_str_int_search looks up a key
- *   (case-insensitive), stores its value or default_val in *val and returns
+ *   (exactly; a NULL key finds a NULL entry), stores its value or default_val in *val and returns
  *   1 if found, 0 if not. LCT_parse_arg ORs the values of the keys in a
  *   list split at any character of `delimiter`; an unknown key is reported
  *   on stderr and ignored.
@@ -147,7 +150,7 @@ extern "C" {
 typedef int64_t LCT_time_t;
 /** One entry of a string-to-integer dictionary. */
 typedef struct {
-  const char* key; ///< the name (matched case-insensitively)
+  const char* key; ///< the name (matched exactly, as in 1.7.9)
   int val;         ///< its value
 } LCT_dict_str_int_t;
 /** Handle of a log context. */
