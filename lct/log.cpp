@@ -6,8 +6,13 @@
 // formatted into one buffer and written with one fwrite under the
 // context's mutex, so lines of concurrent threads never interleave. Printing
 // is a cold path; the level check (LCT_log_get_level) is one load.
-// See lct.h ("Log") for the environment variables and the line format.
+// See lct.h ("Log") for the environment variables and the line format,
+// which are 1.7.9's: "<rank>:<host>:<pid>:<thread>:<file>:<func>:<line>
+// <<ctx>:<level>:<tag>> <message>", the tag filters matching as substrings
+// of the list (strstr), the file appended to. A NULL context is warned about
+// and the call does nothing, as in 1.7.9 (LCT_Report_false_assert included).
 #include <strings.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
@@ -29,8 +34,10 @@ struct log_context {
   std::vector<std::string> level_names;
   int level = LCT_LOG_WARN;
   std::string output = "stderr";  // "stderr", "stdout" or a path
-  std::vector<std::string> whitelist;
-  std::vector<std::string> blacklist;
+  bool has_whitelist = false;
+  bool has_blacklist = false;
+  std::string whitelist;  // a tag passes when it is a substring (1.7.9's strstr)
+  std::string blacklist;
   std::mutex mutex;  // guards file and its opening
   FILE* file = nullptr;
   bool owns_file = false;
@@ -49,28 +56,6 @@ const char* setting(const char* explicit_value, const std::string& ctx_name, con
   return std::getenv(env_for(ctx_name, suffix).c_str());
 }
 
-std::vector<std::string> split_tags(const char* list) {
-  std::vector<std::string> tags;
-  if (list == nullptr) return tags;
-  std::string current;
-  for (const char* p = list;; ++p) {
-    if (*p == ',' || *p == '\0') {
-      if (!current.empty()) tags.push_back(current);
-      current.clear();
-      if (*p == '\0') break;
-    } else if (!std::isspace(static_cast<unsigned char>(*p))) {
-      current.push_back(*p);
-    }
-  }
-  return tags;
-}
-
-bool contains(const std::vector<std::string>& tags, const char* tag) {
-  for (const auto& t : tags)
-    if (t == tag) return true;
-  return false;
-}
-
 // Level from a name (case-insensitive) or a number; -1 if neither.
 int parse_level(const log_context& ctx, const char* text) {
   for (size_t i = 0; i < ctx.level_names.size(); ++i)
@@ -82,15 +67,11 @@ int parse_level(const log_context& ctx, const char* text) {
   return -1;
 }
 
-std::string replace_percent_with_rank(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    if (c == '%')
-      out += std::to_string(LCT_rank);
-    else
-      out.push_back(c);
-  }
-  return out;
+// The first '%' becomes the rank (1.7.9's replaceOne).
+std::string replace_percent_with_rank(std::string path) {
+  const size_t pct = path.find('%');
+  if (pct != std::string::npos) path.replace(pct, 1, std::to_string(LCT_rank));
+  return path;
 }
 
 // Stream of the context, opening it on first use. Called with ctx.mutex held.
@@ -102,7 +83,7 @@ FILE* stream_locked(log_context& ctx) {
     ctx.file = stdout;
   } else {
     std::string path = replace_percent_with_rank(ctx.output);
-    ctx.file = std::fopen(path.c_str(), "w");
+    ctx.file = std::fopen(path.c_str(), "a");
     if (ctx.file == nullptr) {
       std::fprintf(stderr, "LCT log: cannot open '%s' (%s); logging to stderr\n", path.c_str(),
                    std::strerror(errno));
@@ -116,9 +97,23 @@ FILE* stream_locked(log_context& ctx) {
 
 bool tag_allowed(const log_context& ctx, const char* tag) {
   if (tag == nullptr) tag = "";
-  if (!ctx.whitelist.empty() && !contains(ctx.whitelist, tag)) return false;
-  if (contains(ctx.blacklist, tag)) return false;
+  if (ctx.has_whitelist && std::strstr(ctx.whitelist.c_str(), tag) == nullptr) return false;
+  if (ctx.has_blacklist && std::strstr(ctx.blacklist.c_str(), tag) != nullptr) return false;
   return true;
+}
+
+// 1.7.9 warns about a NULL context (on the default context, else stderr)
+// and does nothing else.
+void warn_null_ctx(const char* who, const char* file, const char* func, int line) {
+  if (LCT_log_ctx_default != nullptr && file == nullptr) {
+    LCT_Warn(LCT_log_ctx_default, "%s: Invalid log context!\n", who);
+  } else if (LCT_log_ctx_default != nullptr) {
+    LCT_Warn(LCT_log_ctx_default, "%s: Invalid log context! %s:%s:%d\n", who, file, func, line);
+  } else if (file != nullptr) {
+    std::fprintf(stderr, "%s: LCT_log_ctx_default is invalid! %s:%s:%d\n", who, file, func, line);
+  } else {
+    std::fprintf(stderr, "%s: LCT_log_ctx_default is invalid!\n", who);
+  }
 }
 
 std::string strip_newline(std::string s) {
@@ -161,15 +156,24 @@ LCT_log_ctx_t LCT_log_ctx_alloc(const char* const log_levels_[], int count, int 
   }
   if (const char* out = setting(filename, ctx->name, "_LOG_OUTFILE"))
     if (*out != '\0') ctx->output = out;
-  ctx->whitelist = split_tags(setting(whitelist, ctx->name, "_LOG_WHITELIST"));
-  ctx->blacklist = split_tags(setting(blacklist, ctx->name, "_LOG_BLACKLIST"));
+  if (const char* w = setting(whitelist, ctx->name, "_LOG_WHITELIST")) {
+    ctx->has_whitelist = true;
+    ctx->whitelist = w;
+  }
+  if (const char* b = setting(blacklist, ctx->name, "_LOG_BLACKLIST")) {
+    ctx->has_blacklist = true;
+    ctx->blacklist = b;
+  }
   return ctx;
 } catch (...) {
   lct::detail::fatal_exception(__func__);
 }
 
 void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) noexcept try {
-  if (log_ctx_p == nullptr || *log_ctx_p == nullptr) return;
+  if (log_ctx_p == nullptr || *log_ctx_p == nullptr) {
+    warn_null_ctx("LCT_log_ctx_free", nullptr, nullptr, 0);
+    return;
+  }
   auto* ctx = static_cast<log_context*>(*log_ctx_p);
   if (ctx->file != nullptr) {
     if (ctx->owns_file)
@@ -184,7 +188,10 @@ void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) noexcept try {
 }
 
 int LCT_log_get_level(LCT_log_ctx_t log_ctx) noexcept try {
-  if (log_ctx == nullptr) return LCT_LOG_WARN;
+  if (log_ctx == nullptr) {
+    warn_null_ctx("LCT_log_get_level", nullptr, nullptr, 0);
+    return 0;
+  }
   return static_cast<log_context*>(log_ctx)->level;
 } catch (...) {
   lct::detail::fatal_exception(__func__);
@@ -193,12 +200,21 @@ int LCT_log_get_level(LCT_log_ctx_t log_ctx) noexcept try {
 void LCT_Logv_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag, const char* file,
                const char* func, int line, const char* format, va_list vargs) noexcept try {
   auto* ctx = static_cast<log_context*>(log_ctx);
-  if (log_level > LCT_log_get_level(log_ctx)) return;
-  if (ctx != nullptr && !tag_allowed(*ctx, log_tag)) return;
+  if (ctx == nullptr) {
+    warn_null_ctx("LCT_Logv_", file, func, line);
+    return;
+  }
+  if (log_level > ctx->level) return;
+  if (!tag_allowed(*ctx, log_tag)) return;
   std::string message = strip_newline(lct::detail::vformat(format, vargs));
-  std::string text = lct::detail::format("[%s] %s:%d:%s %s (%s:%d in %s)\n", ctx_name(ctx),
-                                         LCT_hostname, LCT_rank, log_tag ? log_tag : "",
-                                         message.c_str(), file, line, func);
+  const std::string level_name =
+      log_level >= 0 && static_cast<size_t>(log_level) < ctx->level_names.size()
+          ? ctx->level_names[static_cast<size_t>(log_level)]
+          : std::to_string(log_level);
+  std::string text = lct::detail::format(
+      "%d:%s:%d:%d:%s:%s:%d<%s:%s:%s> %s\n", LCT_rank, LCT_hostname, static_cast<int>(getpid()),
+      LCT_get_thread_id(), file, func, line, ctx->name.c_str(), level_name.c_str(),
+      log_tag ? log_tag : "", message.c_str());
   write_line(ctx, text);
 } catch (...) {
   lct::detail::fatal_exception(__func__);
@@ -217,7 +233,7 @@ void LCT_Log_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag, const c
 void LCT_Log_flush(LCT_log_ctx_t log_ctx) noexcept try {
   auto* ctx = static_cast<log_context*>(log_ctx);
   if (ctx == nullptr) {
-    std::fflush(stderr);
+    warn_null_ctx("LCT_Log_flush", nullptr, nullptr, 0);
     return;
   }
   std::lock_guard<std::mutex> guard(ctx->mutex);
@@ -229,26 +245,23 @@ void LCT_Log_flush(LCT_log_ctx_t log_ctx) noexcept try {
 void LCT_Report_false_assert(LCT_log_ctx_t log_ctx, const char* expr_str, const char* file,
                              const char* func, int line, const char* format, ...) noexcept try {
   auto* ctx = static_cast<log_context*>(log_ctx);
+  if (ctx == nullptr) {
+    warn_null_ctx("LCT_Report_false_assert", file, func, line);
+    return;
+  }
   va_list args;
   va_start(args, format);
   std::string message = strip_newline(lct::detail::vformat(format, args));
   va_end(args);
   std::string text = lct::detail::format(
-      "[%s] %s:%d: assertion '%s' failed at %s:%d in %s(): %s\n", ctx_name(ctx), LCT_hostname,
-      LCT_rank, expr_str, file, line, func, message.c_str());
+      "%d:%d:%d:%s:%s:%d<%s:Assert failed: %s> %s\n", LCT_rank, static_cast<int>(getpid()),
+      LCT_get_thread_id(), file, func, line, ctx_name(ctx), expr_str, message.c_str());
   std::fflush(stdout);
-  FILE* out = stderr;
-  if (ctx != nullptr) {
-    // No lock: the process is going down and the holder may be this thread.
-    out = stream_locked(*ctx);
-    std::fwrite(text.data(), 1, text.size(), out);
-    std::fflush(out);
-  }
-  if (out != stderr) {
-    std::fwrite(text.data(), 1, text.size(), stderr);
-  } else if (ctx == nullptr) {
-    std::fwrite(text.data(), 1, text.size(), stderr);
-  }
+  // No lock: the process is going down and the holder may be this thread.
+  FILE* out = stream_locked(*ctx);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
+  if (out != stderr) std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
   std::abort();
 } catch (...) {

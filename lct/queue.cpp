@@ -14,8 +14,15 @@
 //   between two stores), never reported as full or empty. The slot's seq store (release)
 //   publishes the value to the acquire load of the other side.
 // locked ring: the same circular buffer behind a std::mutex.
+// overflow: 1.7.9's STD, STD_MUTEX, MS, LCRQ, LPRQ, FAAARRAY and LAZY_INDEX
+//   queues are unbounded (they ignore `length`): a push that finds the ring
+//   full goes to a deque behind a mutex, and pops take from it once the ring
+//   is empty. The array types are bounded in 1.7.9 (a push past `length`
+//   corrupts them): here such a push warns once and overflows the same way.
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -143,27 +150,65 @@ bool uses_mutex(LCT_queue_type_t type) {
   return type == LCT_QUEUE_ARRAY_MUTEX || type == LCT_QUEUE_STD || type == LCT_QUEUE_STD_MUTEX;
 }
 
+bool unbounded(LCT_queue_type_t type) {
+  return type == LCT_QUEUE_STD || type == LCT_QUEUE_STD_MUTEX || type == LCT_QUEUE_MS ||
+         type == LCT_QUEUE_LCRQ || type == LCT_QUEUE_LPRQ || type == LCT_QUEUE_FAAARRAY ||
+         type == LCT_QUEUE_LAZY_INDEX;
+}
+
 }  // namespace
 
 struct LCT_queue_opaque_t {
   bool locked;
+  bool unbounded;
   size_t capacity;
   std::unique_ptr<lockfree_ring> lockfree;
   std::unique_ptr<locked_ring> mutexed;
+  // Cold: what did not fit in the ring (see "overflow" above).
+  alignas(64) std::atomic<size_t> overflow_size{0};
+  std::atomic<bool> warned{false};
+  std::mutex overflow_mutex;
+  std::deque<void*> overflow;
 };
 
+namespace {
+
+[[gnu::noinline]] void push_overflow(LCT_queue_opaque_t* q, void* val) {
+  if (!q->unbounded && !q->warned.exchange(true, std::memory_order_relaxed))
+    std::fprintf(stderr, "LCT LCT_queue_push: queue full (length %zu); it grows past its length "
+                         "(warned once)\n", q->capacity);
+  std::lock_guard<std::mutex> guard(q->overflow_mutex);
+  q->overflow.push_back(val);
+  q->overflow_size.store(q->overflow.size(), std::memory_order_release);
+}
+
+[[gnu::noinline]] void* pop_overflow(LCT_queue_opaque_t* q) {
+  std::lock_guard<std::mutex> guard(q->overflow_mutex);
+  if (q->overflow.empty()) return nullptr;
+  void* v = q->overflow.front();
+  q->overflow.pop_front();
+  q->overflow_size.store(q->overflow.size(), std::memory_order_release);
+  return v;
+}
+
+}  // namespace
+
 LCT_queue_t LCT_queue_alloc(LCT_queue_type_t type, size_t length) noexcept try {
-  if (length == 0) lct::detail::fatal("LCT_queue_alloc", "length must be at least 1");
+  // 1.7.9's unbounded types ignore the length; a ring has at least one slot.
+  if (length == 0) length = 1;
   if (static_cast<int>(type) < LCT_QUEUE_ARRAY_ATOMIC_FAA ||
       static_cast<int>(type) > LCT_QUEUE_LAZY_INDEX)
     lct::detail::fatal("LCT_queue_alloc", "unknown queue type %d", static_cast<int>(type));
   auto* q = new LCT_queue_opaque_t;
   q->locked = uses_mutex(type);
+  q->unbounded = unbounded(type);
   q->capacity = length;
   if (q->locked)
     q->mutexed = std::make_unique<locked_ring>(length);
   else
-    q->lockfree = std::make_unique<lockfree_ring>(length);
+    // Two slots at least: with one, a slot's "free for the next lap" and
+    // "full" sequence numbers are equal.
+    q->lockfree = std::make_unique<lockfree_ring>(length < 2 ? 2 : length);
   return q;
 } catch (...) {
   lct::detail::fatal_exception(__func__);
@@ -178,15 +223,21 @@ void LCT_queue_free(LCT_queue_t* queue_p) noexcept try {
 }
 
 void LCT_queue_push(LCT_queue_t queue, void* val) noexcept try {
+  if (LCT_unlikely(queue->overflow_size.load(std::memory_order_acquire) > 0)) {
+    push_overflow(queue, val);  // behind earlier overflow: FIFO
+    return;
+  }
   const bool ok = queue->locked ? queue->mutexed->push(val) : queue->lockfree->push(val);
-  if (LCT_unlikely(!ok))
-    lct::detail::fatal("LCT_queue_push", "queue full (capacity %zu)", queue->capacity);
+  if (LCT_unlikely(!ok)) push_overflow(queue, val);
 } catch (...) {
   lct::detail::fatal_exception(__func__);
 }
 
 void* LCT_queue_pop(LCT_queue_t queue) noexcept try {
-  return queue->locked ? queue->mutexed->pop() : queue->lockfree->pop();
+  void* v = queue->locked ? queue->mutexed->pop() : queue->lockfree->pop();
+  if (LCT_unlikely(v == nullptr) && queue->overflow_size.load(std::memory_order_acquire) > 0)
+    v = pop_overflow(queue);
+  return v;
 } catch (...) {
   lct::detail::fatal_exception(__func__);
 }

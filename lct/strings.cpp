@@ -2,7 +2,7 @@
 //
 // LCT_str_replace_*: malloc'ed results (the caller frees them), NULL only
 // when malloc fails or `in` is NULL. Dictionary keys compare
-// case-insensitively. Thread ids come from one atomic counter the first
+// as 1.7.9's: case-sensitively. Thread ids come from one atomic counter the first
 // time a thread asks and stay in a thread_local afterwards.
 #include <fcntl.h>
 #include <strings.h>
@@ -72,12 +72,14 @@ const char* LCT_str_replace_all(const char* in, const char* from, const char* to
 
 int LCT_str_int_search(LCT_dict_str_int_t dict[], int count, const char* key, int default_val,
                        int* val) noexcept try {
-  if (key != nullptr) {
-    for (int i = 0; i < count; ++i) {
-      if (dict[i].key != nullptr && strcasecmp(dict[i].key, key) == 0) {
-        if (val != nullptr) *val = dict[i].val;
-        return 1;
-      }
+  // As 1.7.9: exact (case-sensitive) keys, and a NULL key matches a NULL entry.
+  for (int i = 0; i < count; ++i) {
+    const bool match = key == nullptr || dict[i].key == nullptr
+                           ? key == nullptr && dict[i].key == nullptr
+                           : std::strcmp(dict[i].key, key) == 0;
+    if (match) {
+      if (val != nullptr) *val = dict[i].val;
+      return 1;
     }
   }
   if (val != nullptr) *val = default_val;

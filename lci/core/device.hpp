@@ -130,6 +130,10 @@ struct device {
   alignas(64) std::atomic<int> recv_deficit{0};   // receive packets not re-posted yet
   alignas(64) std::atomic<int> backlog_size{0};
   spin_lock backlog_lock;
+  // Cold: how often a send or receive found the packet pool empty, and
+  // whether the warning naming LCI_SERVER_NUM_PKTS was printed (once).
+  alignas(64) std::atomic<uint64_t> pool_empty_count{0};
+  std::atomic<bool> pool_empty_warned{false};
   std::deque<backlog_op> backlog;
 #ifdef LCI_PROFILE
   device_profile prof;
@@ -149,10 +153,20 @@ struct device {
   // always_inline: LCI_mbuffer_alloc is this call and little else.
   [[gnu::always_inline]] packet* get_send_packet() {
     packet* p = get_packet();
-    if (__builtin_expect(p != nullptr && recv_deficit.load(std::memory_order_relaxed) > 0, 0))
+    if (__builtin_expect(p == nullptr, 0)) {
+      note_pool_empty();
+      return nullptr;
+    }
+    if (__builtin_expect(recv_deficit.load(std::memory_order_relaxed) > 0, 0))
       return get_send_packet_slow(p);
     return p;
   }
+  // The pool was found empty where a packet was needed (a send, an
+  // LCI_mbuffer_alloc, a receive to re-post). After pool_empty_warn_after
+  // such events, one warning names LCI_SERVER_NUM_PKTS. Out of line: only
+  // the refusal path calls it.
+  [[gnu::noinline, gnu::cold]] void note_pool_empty();
+  static constexpr uint64_t pool_empty_warn_after = 1000;
   void put_packet(packet* p) {
 #if LCI_ENABLE_DEBUG
     p->user_owned = false;

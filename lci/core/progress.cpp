@@ -121,7 +121,20 @@ packet* device::get_send_packet_slow(packet* p) {
       continue;
     p = get_packet();
   } while (p != nullptr);
+  note_pool_empty();
   return nullptr;
+}
+
+void device::note_pool_empty() {
+  if (pool_empty_warned.load(std::memory_order_relaxed)) return;
+  const uint64_t n = pool_empty_count.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n < pool_empty_warn_after || pool_empty_warned.exchange(true, std::memory_order_relaxed))
+    return;
+  LCI_WARN("device %d: its packet pool (%zu packets) was found empty %llu times; sends, "
+           "LCI_mbuffer_alloc and receives wait (LCI_ERR_RETRY) until packets come back. "
+           "Raise LCI_SERVER_NUM_PKTS (packets per device), or return medium buffers "
+           "(LCI_mbuffer_free) sooner",
+           group_index, packets->capacity(), static_cast<unsigned long long>(n));
 }
 
 // ---- backlog and control messages ------------------------------------------------
@@ -259,10 +272,12 @@ inline void on_send_done(device& d, packet* p) {
 }  // namespace
 
 void device::replace_receive() {
-  if (packet* fresh = get_packet())
+  if (packet* fresh = get_packet()) {
     post_recv_packet(fresh);
-  else
+  } else {
     recv_deficit.fetch_add(1, std::memory_order_relaxed);
+    note_pool_empty();
+  }
 }
 
 bool device::progress() {

@@ -28,35 +28,46 @@
  *   default (default_log_level, stderr, no filters). A level is one of the
  *   names in log_levels_ (case-insensitive) or a number; an unknown one
  *   prints a warning and keeps the default. The output is "stderr",
- *   "stdout" or a file path in which every '%' becomes the rank (opened at
- *   the first message, truncated). Tag lists are comma-separated: with a
- *   whitelist only its tags print, a blacklist silences its tags. Each
- *   message is one line:
- *     "[<ctx>] <host>:<rank>:<tag> <message> (<file>:<line> in <func>)"
- *   (a trailing newline of the message is dropped). A NULL context (say,
- *   LCT_log_ctx_default before LCT_init) acts as level "warn" on stderr.
- *   LCT_Report_false_assert prints the expression, file:line, function and
- *   message to the context's output and to stderr when that differs, then
- *   calls abort().
+ *   "stdout" or a file path in which the first '%' becomes the rank (opened
+ *   at the first message, appended to). Tag filters are strings, as in
+ *   1.7.9: with a whitelist a tag prints only if it is a substring of it; a
+ *   tag that is a substring of the blacklist is silenced. Each message is
+ *   one line, in 1.7.9's format:
+ *     "<rank>:<host>:<pid>:<thread>:<file>:<func>:<line><<ctx>:<level>:<tag>> <message>"
+ *   (ended by one newline whether or not the message has one). A NULL
+ *   context (say, LCT_log_ctx_default before LCT_init) makes every log call
+ *   print one warning and do nothing else, as in 1.7.9; LCT_log_get_level
+ *   then returns 0. LCT_Report_false_assert prints
+ *     "<rank>:<pid>:<thread>:<file>:<func>:<line><<ctx>:Assert failed: <expr>> <message>"
+ *   to the context's output and to stderr when that differs, then calls
+ *   abort() (1.7.9 throws a std::runtime_error, which through these C
+ *   functions ends the process as well).
  *
- * Pcounter: see LCT_pcounter_* below. Counters are registered by name (the
- *   same name gives the same handle); at most 256 per context and 1024
- *   threads (LCT_get_thread_id) per process; going past either aborts.
- *   add/start/end touch only the calling thread's slot (no lock).
- *   COUNTER: add() sums. TIMER: start()/end() (or startt/endt with given
- *   times) accumulate the duration and a count. TREND: add() sums like a
- *   counter; LCT_pcounter_record() appends a sample (time since the
- *   context's creation, total) of every TREND counter. LCT_pcounter_dump
- *   prints one line per counter: "<ctx>.<name> counter total=<n>",
- *   "<ctx>.<name> timer total_ns=<n> count=<n> avg_ns=<x>",
- *   "<ctx>.<name> trend total=<n> samples=<k> [(<s>,<n>) ...]".
+ * Pcounter: as 1.7.9's. Each type has its own handle indices, from 0 in
+ *   registration order; registering a name again makes another entry.
+ *   Each entry keeps total, count, min and max of what it was given:
+ *   COUNTER and TREND take add(); TIMER takes add() (one duration in
+ *   nanoseconds, as HPX uses it) and start()/end() (or startt/endt with
+ *   given times). NONE handles do nothing. A handle never registered, or of
+ *   an unknown type, prints one warning per context and is ignored;
+ *   start/end on a COUNTER or TREND handle abort. Updates touch only the
+ *   calling thread's slot (no lock). LCT_pcounter_record() snapshots every
+ *   TREND; LCT_pcounter_dump prints, then forgets the snapshots:
+ *     "pcounter-summary: rank <r>, name <ctx>, total records <n>, total record time <ns> ns, total init time <ns> ns"
+ *     "pcounter,<trend|counter|timer>,<rank>,<ctx>,<us>,<name>,<total>,<count>,<avg>,<min>,<max>"
+ *   (<us>: microseconds since the first context was created; an entry with
+ *   no value prints "...,<name>,,0,,"). LCT_PCOUNTER_AUTO_DUMP, _MODE,
+ *   _RECORD_INTERVAL and _DUMP_ON_THE_FLY act as in 1.7.9 (see pcounter.cpp).
  *
- * Queue: every LCT_queue_type_t is a bounded multi-producer multi-consumer
- *   FIFO of void* holding exactly `length` items. ARRAY_ATOMIC_FAA,
- *   ARRAY_ATOMIC_CAS, ARRAY_ATOMIC_BASIC, ARRAY_ST, MS, LCRQ, LPRQ,
- *   FAAARRAY and LAZY_INDEX map to one lock-free ring with a sequence
- *   number per slot (producers and consumers claim positions with CAS);
- *   ARRAY_MUTEX, STD and STD_MUTEX map to a ring behind a mutex. pop returns
+ * Queue: every LCT_queue_type_t is a multi-producer multi-consumer FIFO
+ *   of void*. ARRAY_ATOMIC_FAA, ARRAY_ATOMIC_CAS, ARRAY_ATOMIC_BASIC,
+ *   ARRAY_ST, MS, LCRQ, LPRQ, FAAARRAY and LAZY_INDEX map to one lock-free
+ *   ring with a sequence number per slot (producers and consumers claim
+ *   positions with CAS); ARRAY_MUTEX, STD and STD_MUTEX map to a ring
+ *   behind a mutex. As in 1.7.9, STD, STD_MUTEX, MS, LCRQ, LPRQ, FAAARRAY
+ *   and LAZY_INDEX are unbounded (past `length` they grow); the ARRAY types
+ *   hold `length` items, and a push past that warns once and grows too
+ *   (1.7.9 would overwrite). pop returns
  *   NULL when empty (so pushing NULL is not distinguishable from empty).
  *   push on a full queue prints "LCT_queue_push: queue full (capacity N)"
  *   and aborts (push returns nothing, so it cannot report a retry).
@@ -78,7 +89,7 @@
  *
  * Strings: LCT_str_replace_one/all return a malloc'ed string the caller
  *   frees (an empty `from` gives a copy). LCT_str_int_search looks up a key
- *   (case-insensitive), stores its value or default_val in *val and returns
+ *   (exactly; a NULL key finds a NULL entry), stores its value or default_val in *val and returns
  *   1 if found, 0 if not. LCT_parse_arg ORs the values of the keys in a
  *   list split at any character of `delimiter`; an unknown key is reported
  *   on stderr and ignored.
@@ -139,7 +150,7 @@ extern "C" {
 typedef int64_t LCT_time_t;
 /** One entry of a string-to-integer dictionary. */
 typedef struct {
-  const char* key; ///< the name (matched case-insensitively)
+  const char* key; ///< the name (matched exactly, as in 1.7.9)
   int val;         ///< its value
 } LCT_dict_str_int_t;
 /** Handle of a log context. */
@@ -310,11 +321,12 @@ LCT_API LCT_log_ctx_t LCT_log_ctx_alloc(const char* const log_levels_[], int cou
 LCT_API void LCT_log_ctx_free(LCT_log_ctx_t* log_ctx_p) LCT_NOEXCEPT;
 /** The context's level (`LCT_LOG_WARN` for NULL). */
 LCT_API int LCT_log_get_level(LCT_log_ctx_t log_ctx) LCT_NOEXCEPT;
-/** Prints a failed assertion with its location and message, then aborts (used by `LCT_Assert`). */
+/** Prints a failed assertion with its location and message, then aborts (used by `LCT_Assert`).
+ *  With a NULL context it warns and returns, as 1.7.9's does (so it is not `noreturn`). */
 LCT_API void LCT_Report_false_assert(LCT_log_ctx_t log_ctx, const char* expr_str,
                                      const char* file, const char* func, int line,
                                      const char* format, ...) LCT_NOEXCEPT
-    __attribute__((format(printf, 6, 7), noreturn));
+    __attribute__((format(printf, 6, 7)));
 /** Prints one log line (used by `LCT_Log`). */
 LCT_API void LCT_Log_(LCT_log_ctx_t log_ctx, int log_level, const char* log_tag,
                       const char* file, const char* func, int line, const char* format, ...)

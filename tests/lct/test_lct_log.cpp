@@ -40,10 +40,10 @@ TEST_CASE("level from the context's environment variable") {
     if (ctx != nullptr) _exit(4);
   });
   CHECK(r.exited_with(0));
-  CHECK(r.has("visible info 42 ("));
-  CHECK(r.has(":0:net visible info 42"));
+  // 1.7.9's line: rank:host:pid:thread:file:func:line<ctx:level:tag> message
+  CHECK(r.has("<mylib:info:net> visible info 42\n"));
   CHECK_FALSE(r.has("hidden debug"));
-  CHECK(r.has("warn a warning"));
+  CHECK(r.has("<mylib:warn:warn> a warning\n"));
   CHECK(r.has("test_lct_log.cpp:"));
   // one line per message
   size_t lines = 0;
@@ -105,8 +105,8 @@ TEST_CASE("file output with the rank in its name, and tag filters") {
   CHECK(r.exited_with(0));
   CHECK_FALSE(r.has("kept line"));  // not on stderr
   const std::string text = read_all(expected);
-  CHECK(text.find("[filelib]") != std::string::npos);
-  CHECK(text.find(":7:mem kept line") != std::string::npos);
+  CHECK(text.rfind("7:", 0) == 0);
+  CHECK(text.find("<filelib:debug:mem> kept line") != std::string::npos);
   CHECK(text.find("dropped") == std::string::npos);
   std::remove(expected.c_str());
 
@@ -135,8 +135,8 @@ TEST_CASE("the default context reads LCT_LOG_LEVEL") {
     if (LCT_log_ctx_default != nullptr) _exit(6);
   });
   CHECK(r.exited_with(0));
-  CHECK(r.has("[lct] "));
-  CHECK(r.has(":3:t trace from default"));
+  CHECK(r.has("<lct:trace:t> trace from default"));
+  CHECK(r.output.rfind("3:", 0) == 0);
 }
 
 TEST_CASE("a false LCT_Assert reports and aborts") {
@@ -147,7 +147,7 @@ TEST_CASE("a false LCT_Assert reports and aborts") {
     _exit(0);  // not reached
   });
   CHECK(r.killed_by(SIGABRT));
-  CHECK(r.has("assertion 'x == 3' failed"));
+  CHECK(r.has("<lct:Assert failed: x == 3> x is 2"));
   CHECK(r.has("test_lct_log.cpp:"));
   CHECK(r.has("x is 2"));
   CHECK(r.has("operator()"));  // the function of the assert
@@ -169,4 +169,65 @@ TEST_CASE("a false LCT_Assert reports and aborts") {
   });
   CHECK(line.killed_by(SIGABRT));
   CHECK(line.has("not in the same cache line"));
+}
+
+TEST_CASE("tag filters match substrings of the list, as 1.7.9's strstr") {
+  child_result w = run_in_child([] {
+    char white[] = "send,recv";
+    char black[] = "recv_ack";
+    char out[] = "stdout";
+    LCT_log_ctx_t ctx =
+        LCT_log_ctx_alloc(levels, 6, LCT_LOG_INFO, "ss", out, nullptr, white, black);
+    LCT_Log(ctx, LCT_LOG_INFO, "send", "line-send");
+    LCT_Log(ctx, LCT_LOG_INFO, "recv", "line-recv");  // in the whitelist, and in "recv_ack"
+    LCT_Log(ctx, LCT_LOG_INFO, "end", "line-end");    // a substring of "send"
+    LCT_Log(ctx, LCT_LOG_INFO, "put", "line-put");
+    LCT_log_ctx_free(&ctx);
+  });
+  CHECK(w.exited_with(0));
+  CHECK(w.has("line-send"));
+  CHECK_FALSE(w.has("line-recv"));
+  CHECK(w.has("line-end"));
+  CHECK_FALSE(w.has("line-put"));
+}
+
+TEST_CASE("a log file is appended to") {
+  const std::string path = temp_path("append");
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("earlier\n", f);
+    std::fclose(f);
+  }
+  child_result r = run_in_child([path] {
+    std::string p = path;
+    LCT_log_ctx_t ctx =
+        LCT_log_ctx_alloc(levels, 6, LCT_LOG_WARN, "ap", &p[0], nullptr, nullptr, nullptr);
+    LCT_Warn(ctx, "later");
+    LCT_log_ctx_free(&ctx);
+  });
+  CHECK(r.exited_with(0));
+  const std::string text = read_all(path);
+  CHECK(text.rfind("earlier\n", 0) == 0);
+  CHECK(text.find("later\n") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a NULL context warns and does nothing, as in 1.7.9") {
+  child_result r = run_in_child([] {
+    LCT_Log(nullptr, LCT_LOG_ERROR, "t", "lost message");
+    if (LCT_log_get_level(nullptr) != 0) _exit(3);
+    LCT_Assert(nullptr, 1 == 2, "assert on a NULL context");
+    LCT_log_ctx_t none = nullptr;
+    LCT_log_ctx_free(&none);
+    LCT_init();
+    LCT_Log_flush(nullptr);
+    LCT_fina();
+  });
+  CHECK(r.exited_with(0));
+  CHECK_FALSE(r.has("lost message"));
+  CHECK(r.has("LCT_Logv_: LCT_log_ctx_default is invalid!"));
+  CHECK(r.has("LCT_log_get_level: LCT_log_ctx_default is invalid!"));
+  CHECK(r.has("LCT_Report_false_assert: LCT_log_ctx_default is invalid!"));
+  CHECK(r.has("LCT_log_ctx_free: LCT_log_ctx_default is invalid!"));
+  CHECK(r.has("<lct:warn:warn> LCT_Log_flush: Invalid log context!"));
 }

@@ -45,8 +45,14 @@ TEST_CASE("str_int_search and parse_arg") {
   int v = -1;
   CHECK(LCT_str_int_search(colors, 3, "green", 9, &v) == 1);
   CHECK(v == 2);
-  CHECK(LCT_str_int_search(colors, 3, "BLUE", 9, &v) == 1);
+  CHECK(LCT_str_int_search(colors, 3, "blue", 9, &v) == 1);
   CHECK(v == 4);
+  // 1.7.9: keys are exact (case-sensitive), and a NULL key finds a NULL entry.
+  CHECK(LCT_str_int_search(colors, 3, "BLUE", 9, &v) == 0);
+  CHECK(v == 9);
+  LCT_dict_str_int_t with_null[] = {{"a", 1}, {nullptr, 7}};
+  CHECK(LCT_str_int_search(with_null, 2, nullptr, 9, &v) == 1);
+  CHECK(v == 7);
   CHECK(LCT_str_int_search(colors, 3, "pink", 9, &v) == 0);
   CHECK(v == 9);
   CHECK(LCT_parse_arg(colors, 3, "red", ",") == 1u);
