@@ -114,6 +114,21 @@ effect).
   splits long transfers: [failure model](failure.md#when-a-registration-fails).
 - The files libfabric's shm provider and the native transport create:
   [security model](security.md#shared-memory-files).
+
+## LCT's own variables
+
+LCT, the toolkit below LCI (`lct.h`), reads a few variables of its own when
+its objects are made, not through this table:
+
+- `LCT_LOG_LEVEL`, `LCT_LOG_OUTFILE`, `LCT_LOG_WHITELIST`, `LCT_LOG_BLACKLIST`:
+  LCT's own log context (and `<NAME>_LOG_*` for a context named `NAME` made by
+  `LCT_log_ctx_alloc` with NULL arguments).
+- `LCT_PCOUNTER_AUTO_DUMP=stderr|stdout|<file>`: dump every performance-counter
+  context when it is freed (a `%` in the file name becomes the rank; the file
+  is appended to). `LCT_PCOUNTER_RECORD_INTERVAL=<us>`: snapshot the trends at
+  that interval (1 s by default when auto-dumping).
+  `LCT_PCOUNTER_DUMP_ON_THE_FLY`: dump after each snapshot.
+  `LCT_PCOUNTER_MODE=on-the-fly`: all three, into `lct_pcounter.<rank>.out`.
 )";
 
 const char outro[] = R"(

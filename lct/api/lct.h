@@ -53,10 +53,10 @@
  *   start/end on a COUNTER or TREND handle abort. Updates touch only the
  *   calling thread's slot (no lock). LCT_pcounter_record() snapshots every
  *   TREND; LCT_pcounter_dump prints, then forgets the snapshots:
- *     "pcounter-summary: rank <r>, name <ctx>, total records <n>, total record time <ns> ns, total init time <ns> ns"
- *     "pcounter,<trend|counter|timer>,<rank>,<ctx>,<us>,<name>,<total>,<count>,<avg>,<min>,<max>"
- *   (<us>: microseconds since the first context was created; an entry with
- *   no value prints "...,<name>,,0,,"). LCT_PCOUNTER_AUTO_DUMP, _MODE,
+ *     `pcounter-summary: rank <r>, name <ctx>, total records <n>, total record time <ns> ns, total init time <ns> ns`
+ *     `pcounter,<trend|counter|timer>,<rank>,<ctx>,<us>,<name>,<total>,<count>,<avg>,<min>,<max>`
+ *   (`<us>`: microseconds since the first context was created; an entry with
+ *   no value prints `...,<name>,,0,,`). LCT_PCOUNTER_AUTO_DUMP, _MODE,
  *   _RECORD_INTERVAL and _DUMP_ON_THE_FLY act as in 1.7.9 (see pcounter.cpp).
  *
  * Queue: every LCT_queue_type_t is a multi-producer multi-consumer FIFO

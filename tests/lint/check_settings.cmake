@@ -22,7 +22,12 @@ endif()
 set(allowed
   # LCT's own log context "lct" (LCT_init), read by LCT_log_ctx_alloc as
   # documented in lct.h: LCT's API, not a setting of LCI.
-  LCT_LOG_LEVEL LCT_LOG_OUTFILE LCT_LOG_WHITELIST LCT_LOG_BLACKLIST)
+  LCT_LOG_LEVEL LCT_LOG_OUTFILE LCT_LOG_WHITELIST LCT_LOG_BLACKLIST
+  # LCT's performance counters (lct/pcounter.cpp, read when a pcounter
+  # context is made, as LCI 1.7.9's LCT does): LCT's API, listed in
+  # docs/configuration.md under "LCT's own variables".
+  LCT_PCOUNTER_MODE LCT_PCOUNTER_AUTO_DUMP LCT_PCOUNTER_RECORD_INTERVAL
+  LCT_PCOUNTER_DUMP_ON_THE_FLY)
 
 set(table_file "${ROOT}/lci/core/settings.def")
 if(NOT EXISTS "${table_file}")
