@@ -121,7 +121,18 @@ struct pcounter_ctx {
   bool stop_recorder = false;
 };
 
-int slot_of(LCT_pcounter_type_t t) {
+// A handle's type as the integer the caller stored: a C caller may store
+// any int there, and loading an out-of-range value as the enum is undefined
+// in C++, so it is read as an int (the enum's size, checked below).
+static_assert(sizeof(LCT_pcounter_type_t) == sizeof(int), "LCT_pcounter_type_t is an int");
+int raw_type(const LCT_pcounter_type_t& type) {
+  int t;
+  std::memcpy(&t, &type, sizeof t);
+  return t;
+}
+int type_of(const LCT_pcounter_handle_t& h) { return raw_type(h.type); }
+
+int slot_of(int t) {
   switch (t) {
     case LCT_PCOUNTER_COUNTER: return 0;
     case LCT_PCOUNTER_TREND: return 1;
@@ -134,13 +145,13 @@ void warn_once(pcounter_ctx& ctx, const char* who, const char* what, LCT_pcounte
   if (ctx.warned.exchange(true, std::memory_order_relaxed)) return;
   std::fprintf(stderr,
                "LCT %s: context '%s': %s (handle type %d, index %d); ignored (warned once)\n",
-               who, ctx.name.c_str(), what, static_cast<int>(h.type), h.idx);
+               who, ctx.name.c_str(), what, type_of(h), h.idx);
 }
 
 // The slot of a valid handle, -1 (after a warning) for one to ignore.
 // NONE handles are filtered out before.
 int check(pcounter_ctx& ctx, LCT_pcounter_handle_t h, const char* who) {
-  const int s = slot_of(h.type);
+  const int s = slot_of(type_of(h));
   if (s < 0) {
     warn_once(ctx, who, "unknown counter type", h);
     return -1;
@@ -363,11 +374,11 @@ LCT_pcounter_handle_t LCT_pcounter_register(LCT_pcounter_ctx_t c, const char* na
   if (c == nullptr || name == nullptr)
     lct::detail::fatal("LCT_pcounter_register", "NULL context or name");
   auto& ctx = *static_cast<pcounter_ctx*>(c);
-  const int s = slot_of(type);
-  if (type == LCT_PCOUNTER_NONE) return {type, 0};
+  const int s = slot_of(raw_type(type));
+  if (raw_type(type) == LCT_PCOUNTER_NONE) return {type, 0};
   if (s < 0) {
     std::fprintf(stderr, "LCT LCT_pcounter_register: counter '%s' has unknown type %d; its "
-                         "handle does nothing\n", name, static_cast<int>(type));
+                         "handle does nothing\n", name, raw_type(type));
     return {LCT_PCOUNTER_NONE, 0};
   }
   std::lock_guard<std::mutex> guard(ctx.mutex);
@@ -375,7 +386,7 @@ LCT_pcounter_handle_t LCT_pcounter_register(LCT_pcounter_ctx_t c, const char* na
   if (names.size() >= static_cast<size_t>(max_per_type)) {
     std::fprintf(stderr, "LCT LCT_pcounter_register: context '%s' has %d counters of type %d "
                          "already; '%s' does nothing\n",
-                 ctx.name.c_str(), max_per_type, static_cast<int>(type), name);
+                 ctx.name.c_str(), max_per_type, raw_type(type), name);
     return {LCT_PCOUNTER_NONE, 0};
   }
   names.emplace_back(name);
@@ -387,7 +398,7 @@ LCT_pcounter_handle_t LCT_pcounter_register(LCT_pcounter_ctx_t c, const char* na
 }
 
 void LCT_pcounter_add(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h, int64_t val) noexcept try {
-  if (h.type == LCT_PCOUNTER_NONE) return;
+  if (type_of(h) == LCT_PCOUNTER_NONE) return;
   if (c == nullptr) lct::detail::fatal("LCT_pcounter_add", "NULL pcounter context");
   auto& ctx = *static_cast<pcounter_ctx*>(c);
   const int s = check(ctx, h, "LCT_pcounter_add");
@@ -408,12 +419,12 @@ void LCT_pcounter_add(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h, int64_t val
 
 void LCT_pcounter_startt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h,
                          LCT_time_t time) noexcept try {
-  if (h.type == LCT_PCOUNTER_NONE) return;
+  if (type_of(h) == LCT_PCOUNTER_NONE) return;
   if (c == nullptr) lct::detail::fatal("LCT_pcounter_start", "NULL pcounter context");
   auto& ctx = *static_cast<pcounter_ctx*>(c);
-  if (h.type == LCT_PCOUNTER_COUNTER || h.type == LCT_PCOUNTER_TREND)
+  if (type_of(h) == LCT_PCOUNTER_COUNTER || type_of(h) == LCT_PCOUNTER_TREND)
     lct::detail::fatal("LCT_pcounter_start", "handle (type %d, index %d) is not a timer",
-                       static_cast<int>(h.type), h.idx);
+                       type_of(h), h.idx);
   if (check(ctx, h, "LCT_pcounter_start") < 0) return;
   thread_block* b = my_block(ctx);
   if (b == nullptr) return;
@@ -426,12 +437,12 @@ void LCT_pcounter_startt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h,
 
 void LCT_pcounter_endt(LCT_pcounter_ctx_t c, LCT_pcounter_handle_t h,
                        LCT_time_t time) noexcept try {
-  if (h.type == LCT_PCOUNTER_NONE) return;
+  if (type_of(h) == LCT_PCOUNTER_NONE) return;
   if (c == nullptr) lct::detail::fatal("LCT_pcounter_end", "NULL pcounter context");
   auto& ctx = *static_cast<pcounter_ctx*>(c);
-  if (h.type == LCT_PCOUNTER_COUNTER || h.type == LCT_PCOUNTER_TREND)
+  if (type_of(h) == LCT_PCOUNTER_COUNTER || type_of(h) == LCT_PCOUNTER_TREND)
     lct::detail::fatal("LCT_pcounter_end", "handle (type %d, index %d) is not a timer",
-                       static_cast<int>(h.type), h.idx);
+                       type_of(h), h.idx);
   if (check(ctx, h, "LCT_pcounter_end") < 0) return;
   thread_block* b = my_block(ctx);
   if (b == nullptr) return;

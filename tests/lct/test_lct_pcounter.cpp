@@ -215,7 +215,11 @@ TEST_CASE("NONE handles do nothing; bad handles warn once and are ignored") {
     LCT_pcounter_handle_t unregistered = {LCT_PCOUNTER_COUNTER, 9};
     LCT_pcounter_add(ctx, unregistered, 1);
     LCT_pcounter_add(ctx, unregistered, 1);
-    LCT_pcounter_handle_t bad_type = {static_cast<LCT_pcounter_type_t>(9), 0};
+    // A type no enumerator names, stored as a C caller could (in C++ the
+    // cast itself would be undefined).
+    LCT_pcounter_handle_t bad_type = {LCT_PCOUNTER_COUNTER, 0};
+    const int nine = 9;
+    std::memcpy(&bad_type.type, &nine, sizeof nine);
     LCT_pcounter_add(ctx, bad_type, 1);
     LCT_pcounter_add(ctx, c, 2);
     LCT_pcounter_dump(ctx, stdout);

@@ -37,7 +37,7 @@ using namespace lci_test;
 namespace {
 
 constexpr double k_step_s = 30;
-constexpr double k_attack_limit_s = 150;  // the attack must end before this
+constexpr double k_attack_limit_s = 330;  // the attack must end before this
 constexpr size_t k_medium = 1000;
 constexpr size_t k_long = size_t(64) << 10;
 constexpr size_t k_buf = 4096;
