@@ -9,14 +9,7 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-  message(STATUS "${out}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../common/run_checked.cmake)
 
 set(prefix ${WORK}/prefix)
 run(${CMAKE_COMMAND} -S ${SRC} -B ${WORK}/build -DFETCHCONTENT_SOURCE_DIR_LCI=${TREE}

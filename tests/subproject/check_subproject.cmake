@@ -11,14 +11,7 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-  message(STATUS "${out}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../common/run_checked.cmake)
 
 set(args -S ${SRC} -B ${WORK}/build -DMODE=${MODE} -DLCI_FETCHCONTENT_INSTALL=${INSTALL}
   -DCMAKE_BUILD_TYPE=)  # no optimisation: this test is about the build, not speed
