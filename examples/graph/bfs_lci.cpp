@@ -101,9 +101,10 @@ struct comm {
   round_state rounds[2];
   bfs_state* bfs = nullptr;  // where data messages go
   uint64_t retries = 0;
-  uint64_t deferred = 0;                      // sends refused once and kept
+  uint64_t deferred = 0;                         // sends refused once and kept
   std::vector<std::vector<LCI_mbuffer_t>> held;  // per destination, oldest first
   size_t held_count = 0, held_limit = 0;
+  std::vector<uint64_t> sent_to;  // data messages sent to each rank this round
 
   void apply(const uint32_t* pairs, size_t n) {
     for (size_t k = 0; k < n; ++k) bfs->visit(pairs[2 * k], pairs[2 * k + 1]);
@@ -143,21 +144,26 @@ struct comm {
     while (LCI_mbuffer_alloc(device, &buf) == LCI_ERR_RETRY) {
       retries++;
       poll();
+      for (size_t r = 0; r < held.size(); ++r) flush_held(static_cast<int>(r), false);
     }
     return buf;
   }
 
-  LCI_error_t put_data(LCI_mbuffer_t buf, int rank) {
-    return LCI_putmna(ep, buf, rank, make_tag(kind_data, round), LCI_DEFAULT_COMP_REMOTE);
+  // One try to send a full buffer; counted in sent_to when it went.
+  bool put_data(LCI_mbuffer_t buf, int rank) {
+    if (LCI_putmna(ep, buf, rank, make_tag(kind_data, round), LCI_DEFAULT_COMP_REMOTE) != LCI_OK)
+      return false;
+    sent_to[rank]++;
+    return true;
   }
 
   // Sends the buffers held for `rank`, oldest first, until one is refused
-  // (wait: until all went, polling between tries). Returns how many went.
-  uint64_t flush_held(int rank, bool wait) {
+  // (wait: until all went, polling between tries).
+  void flush_held(int rank, bool wait) {
     std::vector<LCI_mbuffer_t>& q = held[rank];
     size_t k = 0;
     while (k < q.size()) {
-      if (put_data(q[k], rank) == LCI_OK) {
+      if (put_data(q[k], rank)) {
         ++k;
         continue;
       }
@@ -167,31 +173,27 @@ struct comm {
     }
     q.erase(q.begin(), q.begin() + static_cast<int64_t>(k));
     held_count -= k;
-    return k;
   }
 
-  // Hands a full LCI medium buffer to LCI (consumed once sent); returns the
-  // data messages that left for `rank` (buffers held earlier included).
-  // Messages to one rank leave in the order they were filled.
-  uint64_t send_data(LCI_mbuffer_t buf, int rank) {
+  // Hands a full LCI medium buffer to LCI (consumed once sent). Messages to
+  // one rank leave in the order they were filled.
+  void send_data(LCI_mbuffer_t buf, int rank) {
     poll();
-    uint64_t sent = held[rank].empty() ? 0 : flush_held(rank, false);
-    if (held[rank].empty() && put_data(buf, rank) == LCI_OK) return sent + 1;
-    if (held_count >= held_limit) {  // bounded: wait for room, polling
-      held[rank].push_back(buf);
-      held_count++;
-      return sent + flush_held(rank, true);
-    }
+    if (!held[rank].empty()) flush_held(rank, false);
+    if (held[rank].empty() && put_data(buf, rank)) return;
     held[rank].push_back(buf);
     held_count++;
-    deferred++;
-    return sent;
+    if (held_count > held_limit)  // bounded: wait for room, polling
+      flush_held(rank, true);
+    else
+      deferred++;
   }
 
   // Ends the round: tells everyone how many data messages to expect and
   // contributes `value`; returns the sum of all ranks' values once all of
   // this round's messages are in.
-  uint64_t end_round(const std::vector<uint64_t>& sent_to, uint64_t value) {
+  // The data messages counted are this round's sent_to, reset here.
+  uint64_t end_round(uint64_t value) {
     for (int r = 0; r < LCI_NUM_PROCESSES; ++r) {
       if (r == LCI_RANK) continue;
       level_end_msg m{sent_to[r], value};
@@ -209,6 +211,7 @@ struct comm {
     uint64_t total = rs.value_sum + value;
     rs.level_ends = 0;
     rs.data_expected = rs.data_arrived = rs.value_sum = 0;
+    std::fill(sent_to.begin(), sent_to.end(), 0);
     round++;
     return total;
   }
@@ -221,9 +224,7 @@ struct comm {
     apply(early.data(), early.size() / 2);
   }
 
-  uint64_t allreduce_sum(uint64_t value) {
-    return end_round(std::vector<uint64_t>(LCI_NUM_PROCESSES, 0), value);
-  }
+  uint64_t allreduce_sum(uint64_t value) { return end_round(value); }
 };
 
 // One BFS from root; returns the number of levels.
@@ -249,7 +250,6 @@ int run_bfs(comm& c, bfs_state& s, uint32_t root) {
   // vertex is in at most one frontier.
   for (;;) {
     c.apply_early();
-    std::vector<uint64_t> sent_to(nranks, 0);
     for (uint32_t u : frontier) {
       uint32_t ul = s.local(u);
       for (uint64_t k = g.offsets[ul]; k < g.offsets[ul + 1]; ++k) {
@@ -268,7 +268,7 @@ int run_bfs(comm& c, bfs_state& s, uint32_t root) {
         pairs[2 * fill[owner] + 1] = u;
         if (++fill[owner] == capacity) {
           out[owner].length = fill[owner] * 2 * sizeof(uint32_t);
-          sent_to[owner] += c.send_data(out[owner], owner);
+          c.send_data(out[owner], owner);
           out[owner].address = nullptr;
         }
       }
@@ -276,12 +276,12 @@ int run_bfs(comm& c, bfs_state& s, uint32_t root) {
     for (int r = 0; r < nranks; ++r) {
       if (out[r].address != nullptr) {
         out[r].length = fill[r] * 2 * sizeof(uint32_t);
-        sent_to[r] += c.send_data(out[r], r);
+        c.send_data(out[r], r);
         out[r].address = nullptr;
       }
-      sent_to[r] += c.flush_held(r, true);
+      c.flush_held(r, true);
     }
-    uint64_t global_frontier = c.end_round(sent_to, frontier.size());
+    uint64_t global_frontier = c.end_round(frontier.size());
     if (global_frontier == 0) break;
     ++levels;
     frontier.swap(s.next);
@@ -357,6 +357,7 @@ int main(int argc, char** argv) {
   s.level.resize(g.offsets.size() - 1);
   c.bfs = &s;
   c.held.resize(static_cast<size_t>(nranks));
+  c.sent_to.assign(static_cast<size_t>(nranks), 0);
   c.held_limit = static_cast<size_t>(std::max(LCI_SERVER_NUM_PKTS / 4, 1));
 
   if (rank == 0)
