@@ -15,6 +15,8 @@
   instructions   `instructions`
   shm_table      `shm-table`, with shm_jobs (its timing runs), shm_callgrind
                  (its instruction counts) and ucx (ucx_perftest pairs)
+  apps           `apps`: the application examples (bfs_lci against bfs_mpi,
+                 amt_tree on 2 ranks against 1)
 
 Standard library only.
 """

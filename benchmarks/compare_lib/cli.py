@@ -1,7 +1,7 @@
 """The command line: `compare [SUBCOMMAND] [OPTIONS]`, `all` by default."""
 import sys
 
-from . import all_rate, bandwidth, common, instructions, latency, plot, shm_table
+from . import all_rate, apps, bandwidth, common, instructions, latency, plot, shm_table
 
 
 def main(overview, here):
@@ -24,6 +24,8 @@ def main(overview, here):
         bandwidth.run(argv)
     elif sub == "shm-table":
         shm_table.run(argv)
+    elif sub == "apps":
+        apps.run(argv)
     elif sub == "plot":
         plot.run(argv)
     else:

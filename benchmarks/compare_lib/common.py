@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-SUBCOMMANDS = ("all", "rate", "latency", "bandwidth", "instructions", "shm-table", "plot")
+SUBCOMMANDS = ("all", "rate", "latency", "bandwidth", "instructions", "shm-table", "apps", "plot")
 
 # The directory of the entry script (benchmarks/ in the source or build
 # tree); cli.main sets it.
