@@ -3,6 +3,7 @@ at a few graph scales, and amt_tree's task rate on 2 ranks against 1."""
 import argparse
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -123,7 +124,7 @@ class setup:
         self.mpiexec = []
         if "bfs_mpi" not in self.missing:
             if a.mpiexec:
-                self.mpiexec = a.mpiexec.split()
+                self.mpiexec = shlex.split(a.mpiexec)
             elif shutil.which("mpiexec.hydra"):
                 self.mpiexec = ["mpiexec.hydra"]
             else:
