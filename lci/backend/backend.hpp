@@ -227,7 +227,7 @@ class backend_device final {
     if (net_) net_->peers_attached();
   }
 
-  status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+  [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     if (is_native(rank)) return native_->inject(rank, buf, len, imm);
     return net_->inject(rank, buf, len, imm);
   }
@@ -235,7 +235,7 @@ class backend_device final {
     if (is_native(rank)) return native_->post_send(rank, buf, len, desc, imm, ctx);
     return net_->post_send(rank, buf, len, desc, imm, ctx);
   }
-  status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+  [[gnu::always_inline]] status post_recv(void* buf, size_t len, void* desc, void* ctx) {
     if (native_ && (!net_ || native_->posted() <= net_posted_.load(std::memory_order_relaxed)))
       return native_->post_recv(buf, len, desc, ctx);
     const status st = net_->post_recv(buf, len, desc, ctx);
@@ -288,6 +288,14 @@ class backend_device final {
   // After the core handled the completions one poll() returned.
   void end_of_batch() {
     if (net_) net_->end_of_batch();
+  }
+
+  // False only when poll() would return nothing; read without the
+  // progress lock. A network backend is always polled (its queues are
+  // read through the provider); the native transport answers from its
+  // rings (native_device::may_have_work).
+  [[gnu::always_inline]] bool may_have_work() {
+    return net_ || (native_ && native_->may_have_work());
   }
 
   [[gnu::always_inline]] int poll(completion* out, int max) {

@@ -207,8 +207,25 @@ struct device {
   void push_backlog(backlog_op&& op);
   bool backlog_empty() const { return backlog_size.load(std::memory_order_relaxed) == 0; }
 
-  // One pass of the progress engine; true if it did any work.
-  bool progress();
+  // One pass of the progress engine; true if it did any work. Inline: a
+  // pass that finds nothing (no backlog, no receive to re-post, nothing in
+  // the transport: net::backend_device::may_have_work) is a few loads, no
+  // lock and no call.
+  [[gnu::always_inline]] bool progress() {
+    if (__builtin_expect((backlog_size.load(std::memory_order_relaxed) |
+                          recv_deficit.load(std::memory_order_relaxed)) == 0 &&
+                             !net->may_have_work(),
+                         1)) {
+#ifdef LCI_PROFILE
+      LCI_PROF_INC(*this, progress_calls);
+      LCI_PROF_INC(*this, progress_empty);
+#endif
+      return false;
+    }
+    return progress_pass();
+  }
+  // The pass itself (progress.cpp).
+  [[gnu::noinline]] bool progress_pass();
   packet* get_send_packet_slow(packet* p);
   reg_cache& reg_cache_for(net::mr_access access) {
     return access == net::mr_access::source ? *source_regs : *regs;
