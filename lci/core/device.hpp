@@ -95,7 +95,6 @@ struct device {
   // ---- hot, read-mostly -------------------------------------------------
   uint32_t magic = device_magic;
   int group_index;
-  size_t max_inject = 0;
   std::unique_ptr<net::backend_device> net;
   char* slab = nullptr;          // packets, packet_size bytes each
   size_t slab_bytes = 0;
@@ -114,7 +113,7 @@ struct device {
   // Settings the data path reads, fixed when the device is created (the
   // lci.h globals of the same names are writable by programs).
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
-  std::vector<size_t> rdma_piece_of;  // ... per rank: that, or the native transport's to it
+  std::vector<size_t> rdma_piece_of;  // ... per rank: that of its route
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and

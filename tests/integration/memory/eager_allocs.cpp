@@ -26,48 +26,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
-#include <string>
 
+#include "count_new.hpp"
 #include "harness.hpp"
 
 namespace {
-std::atomic<long> g_news{0};    // operator new
 std::atomic<long> g_allocs{0};  // the C allocator (operator new's calls included)
-
-void* counted(size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* counted_aligned(size_t n, std::align_val_t a) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  const size_t al = static_cast<size_t>(a);
-  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
-}
 }  // namespace
-
-void* operator new(size_t n) { return counted(n); }
-void* operator new[](size_t n) { return counted(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new(size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void* operator new[](size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 // The C allocator, counted: glibc's own entry points under the public
 // names, so that every library's calls land here. Sanitizers replace the
@@ -123,6 +88,9 @@ int posix_memalign(void** out, size_t al, size_t n) {
 #endif
 
 using namespace lci_test;
+using count_new::g_news;
+using count_new::sync_endpoint;
+using count_new::wait_sync;
 
 namespace {
 
@@ -137,23 +105,6 @@ counts now() { return {g_news.load(), g_allocs.load()}; }
 counts since(const counts& before) {
   const counts c = now();
   return {c.news - before.news, c.allocs - before.allocs};
-}
-
-// Waits until `sync` (threshold 1) fires, driving progress.
-void wait_sync(LCI_comp_t sync, LCI_request_t* req, const char* what) {
-  deadline d;
-  while (LCI_sync_test(sync, req) != LCI_OK) progress(d, what);
-}
-
-LCI_endpoint_t sync_endpoint() {
-  LCI_plist_t plist;
-  ok(LCI_plist_create(&plist), "LCI_plist_create");
-  ok(LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, LCI_COMPLETION_SYNC), "set_comp_type");
-  ok(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, LCI_COMPLETION_SYNC), "set_comp_type");
-  LCI_endpoint_t ep;
-  ok(LCI_endpoint_init(&ep, LCI_UR_DEVICE, plist), "LCI_endpoint_init");
-  ok(LCI_plist_free(&plist), "LCI_plist_free");
-  return ep;
 }
 
 enum class phase_kind { short_pingpong, medium_pingpong, late_window };
