@@ -258,6 +258,13 @@ int main() {
            "%s: %ld allocations in %d steps but %ld in %d steps (allocations per message)",
            p.name, a.allocs, k_short_run, b.allocs, k_long_run);
   }
+  // The counters see the process's allocations at all: start-up makes some.
+  EXPECT(g_news.load() > 0, "operator new was never counted");
+#ifdef EAGER_ALLOCS_COUNT_MALLOC
+  EXPECT(g_allocs.load() > 0, "the C allocator was never counted");
+  std::printf("rank %d: %ld C allocations and %ld operator new in the whole run\n", LCI_RANK,
+              g_allocs.load(), g_news.load());
+#endif
   ok(LCI_sync_free(&r.sync), "LCI_sync_free");
   ok(LCI_endpoint_free(&r.ep), "LCI_endpoint_free");
   std::free(r.send_buf);
