@@ -104,9 +104,8 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   }
   report_.network_open = net_.has_value();
   if (native_ && net_) native_->count_posted(true);
-  max_inject_ = SIZE_MAX;
-  if (native_) max_inject_ = std::min(max_inject_, native_->max_inject());
-  if (net_) max_inject_ = std::min(max_inject_, net_->max_inject());
+  if (native_) native_inject_ = native_->max_inject();
+  if (net_) net_inject_ = net_->max_inject();
   LCI_LOG(info, "device %d: %d rank(s) on this host through %s, %d on other hosts through %s",
           group_index, report_.local_peers,
           report_.native_on ? "native shared memory" : "the network", report_.remote_peers,

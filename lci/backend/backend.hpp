@@ -24,6 +24,7 @@
 //   size_t max_inject() const; size_t rx_queue_size() const;
 //   size_t max_message_size() const;  (the most one operation moves)
 //   uint64_t remote_address(base, addr) const; bool uses_virtual_addresses() const;
+//     (backend_device, below, answers these per peer: each route's own limits)
 //   bool registrations_pin() const;  (whether registrations hold physical pages)
 //   const char* provider_name() const;
 //
@@ -209,16 +210,18 @@ class backend_device final {
   native::native_device* native() { return native_ ? &*native_ : nullptr; }
   backend_kind kind() const { return net_ ? net_->kind() : backend_kind::ofi; }
   const char* provider_name() const { return net_ ? net_->provider_name() : "native shm"; }
-  // The smallest of the transports' limits, so that one value serves every peer.
-  size_t max_inject() const { return max_inject_; }
+  // What the route to `rank` allows: the longest inject (a send done at
+  // return, without a completion) ...
+  size_t max_inject(int rank) const { return is_native(rank) ? native_inject_ : net_inject_; }
   size_t rx_queue_size() const {
     return (native_ ? native_->rx_queue_size() : 0) + (net_ ? net_->rx_queue_size() : 0);
   }
-  // The most one RDMA operation moves to a peer on the network / on this host.
-  size_t max_message_size() const { return net_ ? net_->max_message_size() : SIZE_MAX; }
-  size_t native_max_message_size(int rank) const {
-    return native_ ? native_->max_message_size(rank) : SIZE_MAX;
+  // ... and the most one RDMA operation moves to it.
+  size_t max_message_size(int rank) const {
+    return is_native(rank) ? native_->max_message_size(rank) : max_message_size();
   }
+  // The most one RDMA operation moves through the network (SIZE_MAX without one).
+  size_t max_message_size() const { return net_ ? net_->max_message_size() : SIZE_MAX; }
   mr register_memory(void* addr, size_t len, mr_access a);
   void deregister_memory(mr& m);
   uint64_t provider_key(const mr& m) const { return net_ ? net_->provider_key(m) : m.rkey; }
@@ -227,7 +230,7 @@ class backend_device final {
     if (net_) net_->peers_attached();
   }
 
-  status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+  [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     if (is_native(rank)) return native_->inject(rank, buf, len, imm);
     return net_->inject(rank, buf, len, imm);
   }
@@ -235,7 +238,7 @@ class backend_device final {
     if (is_native(rank)) return native_->post_send(rank, buf, len, desc, imm, ctx);
     return net_->post_send(rank, buf, len, desc, imm, ctx);
   }
-  status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+  [[gnu::always_inline]] status post_recv(void* buf, size_t len, void* desc, void* ctx) {
     if (native_ && (!net_ || native_->posted() <= net_posted_.load(std::memory_order_relaxed)))
       return native_->post_recv(buf, len, desc, ctx);
     const status st = net_->post_recv(buf, len, desc, ctx);
@@ -257,18 +260,30 @@ class backend_device final {
     if (is_native(rank)) return native_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
     return net_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
   }
-  // How a network peer names `addr` (native peers use virtual addresses:
-  // the core asks is_native() first).
-  uint64_t remote_address(const void* base, const void* addr) const {
-    return net_ ? net_->remote_address(base, addr) : reinterpret_cast<uint64_t>(addr);
+  // How `rank` names `addr`, in a registration that starts at `base`, in an
+  // RDMA operation: the native transport copies straight into this process
+  // and names memory by virtual address whatever the network provider does.
+  uint64_t remote_address(int rank, const void* base, const void* addr) const {
+    return net_ && !is_native(rank) ? net_->remote_address(base, addr)
+                                    : reinterpret_cast<uint64_t>(addr);
   }
+  // Whether every route names memory by virtual address (else the network
+  // names it by offset from the registration's base)...
   bool uses_virtual_addresses() const { return net_ ? net_->uses_virtual_addresses() : true; }
+  // ... and whether the route to `rank` does.
+  bool uses_virtual_addresses(int rank) const {
+    return !net_ || is_native(rank) || net_->uses_virtual_addresses();
+  }
   bool registrations_pin() const { return net_ ? net_->registrations_pin() : false; }
 
   // Bytes the network backend appends to a message (authentication): every
   // buffer given to post_send and post_recv has this much room past `len`.
   size_t message_overhead() const { return net_ ? net_->message_overhead() : 0; }
   bool authenticates_messages() const { return net_ && net_->authenticates_messages(); }
+  // Whether messages to and from `rank` are authenticated (never on this host).
+  bool authenticates_messages(int rank) const {
+    return net_ && !is_native(rank) && net_->authenticates_messages();
+  }
   // A registration key inside a message to / from `peer` (masked for the
   // network where messages are authenticated; a, b, c name the transfer).
   uint64_t seal_key(int peer, uint64_t key, uint64_t a, uint64_t b, uint64_t c) const {
@@ -288,6 +303,14 @@ class backend_device final {
   // After the core handled the completions one poll() returned.
   void end_of_batch() {
     if (net_) net_->end_of_batch();
+  }
+
+  // False only when poll() would return nothing; read without the
+  // progress lock. A network backend is always polled (its queues are
+  // read through the provider); the native transport answers from its
+  // rings (native_device::may_have_work).
+  [[gnu::always_inline]] bool may_have_work() {
+    return net_ || (native_ && native_->may_have_work());
   }
 
   [[gnu::always_inline]] int poll(completion* out, int max) {
@@ -318,7 +341,8 @@ class backend_device final {
   std::vector<route> routes_;
   std::optional<native::native_device> native_;
   std::optional<network_device> net_;
-  size_t max_inject_ = 0;
+  size_t native_inject_ = 0;  // max_inject(rank) of the native transport's peers
+  size_t net_inject_ = 0;     // ... and of the network's
   route_report report_;
   alignas(64) std::atomic<int> net_posted_{0};
   alignas(64) std::atomic<uint64_t> network_received_{0};

@@ -65,7 +65,6 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   backend.max_payload = recv_size;
   backend.native_test_no_cma_rank = g_test_no_cma_rank.load(std::memory_order_relaxed);
   net = std::make_unique<net::backend_device>(boot, group_index, backend);
-  max_inject = net->max_inject();
   // The network backend may append a trailer (message authentication) to
   // what it sends and receives: it goes in the packet's slack.
   if (recv_size + net->message_overhead() > packet_size - packet_header_size)
@@ -114,16 +113,15 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
     backend_max = std::min(backend_max, limit);
   rdma_piece = net::rdma_piece_size(cfg.max_single_message_size, backend_max);
-  // Native peers: unlimited with cross-memory attach, one cell where the
-  // data is pipelined, decided per peer.
+  // Per peer: its route's limit (on this host unlimited with cross-memory
+  // attach, one cell where the data is pipelined).
   rdma_piece_of.assign(static_cast<size_t>(boot.size()), rdma_piece);
   for (int r = 0; r < boot.size(); ++r) {
-    if (!net->is_native(r)) continue;
-    size_t native_max = net->native_max_message_size(r);
+    size_t route_max = net->max_message_size(r);
     if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
-      native_max = std::min(native_max, limit);
+      route_max = std::min(route_max, limit);
     rdma_piece_of[static_cast<size_t>(r)] =
-        net::rdma_piece_size(cfg.max_single_message_size, native_max);
+        net::rdma_piece_size(cfg.max_single_message_size, route_max);
   }
   rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
   LCI_LOG(info,

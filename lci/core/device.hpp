@@ -95,7 +95,6 @@ struct device {
   // ---- hot, read-mostly -------------------------------------------------
   uint32_t magic = device_magic;
   int group_index;
-  size_t max_inject = 0;
   std::unique_ptr<net::backend_device> net;
   char* slab = nullptr;          // packets, packet_size bytes each
   size_t slab_bytes = 0;
@@ -114,7 +113,7 @@ struct device {
   // Settings the data path reads, fixed when the device is created (the
   // lci.h globals of the same names are writable by programs).
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
-  std::vector<size_t> rdma_piece_of;  // ... per rank: that, or the native transport's to it
+  std::vector<size_t> rdma_piece_of;  // ... per rank: that of its route
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and
@@ -207,8 +206,25 @@ struct device {
   void push_backlog(backlog_op&& op);
   bool backlog_empty() const { return backlog_size.load(std::memory_order_relaxed) == 0; }
 
-  // One pass of the progress engine; true if it did any work.
-  bool progress();
+  // One pass of the progress engine; true if it did any work. Inline: a
+  // pass that finds nothing (no backlog, no receive to re-post, nothing in
+  // the transport: net::backend_device::may_have_work) is a few loads, no
+  // lock and no call.
+  [[gnu::always_inline]] bool progress() {
+    if (__builtin_expect((backlog_size.load(std::memory_order_relaxed) |
+                          recv_deficit.load(std::memory_order_relaxed)) == 0 &&
+                             !net->may_have_work(),
+                         1)) {
+#ifdef LCI_PROFILE
+      LCI_PROF_INC(*this, progress_calls);
+      LCI_PROF_INC(*this, progress_empty);
+#endif
+      return false;
+    }
+    return progress_pass();
+  }
+  // The pass itself (progress.cpp).
+  [[gnu::noinline]] bool progress_pass();
   packet* get_send_packet_slow(packet* p);
   reg_cache& reg_cache_for(net::mr_access access) {
     return access == net::mr_access::source ? *source_regs : *regs;

@@ -39,7 +39,7 @@ namespace lci {
                                                            void* user_context, const trailer* tr) {
   const bool own_buffer = d.owns_packet(address);
   const size_t total = length + (tr ? trailer_size : 0);
-  if (total <= d.max_inject && (!tr || total <= 256)) {
+  if (total <= d.net->max_inject(rank) && (!tr || total <= 256)) {
     const void* from = address;
     char staged[256];
     if (tr) {

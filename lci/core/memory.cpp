@@ -94,14 +94,11 @@ void release_local(device& /*d*/, local_reg& r) {
 }
 
 uint64_t remote_rdma_address(const device& d, int rank, const LCII_mr_t* seg, uintptr_t address) {
-  return seg->virt || d.net->is_native(rank) ? address : address - seg->base;
+  return seg->virt || d.net->uses_virtual_addresses(rank) ? address : address - seg->base;
 }
 
 uint64_t rdma_address(device& d, int peer, uintptr_t base, const void* address) {
-  // The native transport copies straight into this process: it names
-  // memory by virtual address whatever the network provider does.
-  if (d.net->is_native(peer)) return reinterpret_cast<uint64_t>(address);
-  return d.net->remote_address(reinterpret_cast<const void*>(base), address);
+  return d.net->remote_address(peer, reinterpret_cast<const void*>(base), address);
 }
 
 }  // namespace lci

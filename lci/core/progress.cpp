@@ -280,7 +280,7 @@ void device::replace_receive() {
   }
 }
 
-bool device::progress() {
+bool device::progress_pass() {
   bool did = false;
   if (backlog_size.load(std::memory_order_relaxed)) did |= drain_backlog();
   if (recv_deficit.load(std::memory_order_relaxed)) did |= refill_receives();

@@ -429,7 +429,7 @@ arrival on_rtr(device& d, packet* p) {
   // A write with immediate data carries no authentication trailer: where
   // the network authenticates messages, its target learns of it from a FIN.
   op->write_imm = op->type == LCI_LONG && d.rdv_write_imm &&
-                  (d.net->is_native(rank) || !d.net->authenticates_messages()) &&
+                  !d.net->authenticates_messages(rank) &&
                   op->bufs[0].length > 0 && op->bufs[0].length <= d.piece_for(rank);
   start_rdma(d, op);
   return arrival::repost;

@@ -678,6 +678,7 @@ int native_device::take_other(cell* c, const cell_fields& f, completion* out) {
 void native_device::queue_reply(const pending_reply& r) {
   if (replies_.empty() && reply(r)) return;
   replies_.push_back(r);
+  replies_waiting_.store(1, std::memory_order_relaxed);
   ++replies_of_[static_cast<size_t>(r.rank)];
 }
 
@@ -705,6 +706,7 @@ void native_device::send_pending_replies() {
     --replies_of_[static_cast<size_t>(replies_.front().rank)];
     replies_.pop_front();
   }
+  if (replies_.empty()) replies_waiting_.store(0, std::memory_order_relaxed);
 }
 
 // ---- tests ----------------------------------------------------------------------------

@@ -340,7 +340,7 @@ class native_device final {
   void record_registration(void* addr, size_t len, net::mr_access access, uint64_t key);
   void forget_registration(uint64_t key);
 
-  status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+  [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     net::annotate_post(this);
     ring::slot s = peers_[rank].inbound.reserve();
     if (__builtin_expect(s.cell == nullptr, 0)) return status::retry;  // ring full
@@ -367,7 +367,7 @@ class native_device final {
 
   // Receive buffers: a lock-free stack that any thread pushes to and poll()
   // (the one consumer) takes whole.
-  status post_recv(void* buf, size_t len, void*, void* ctx) {
+  [[gnu::always_inline]] status post_recv(void* buf, size_t len, void*, void* ctx) {
     net::annotate_post(this);
     auto* e = static_cast<rx_entry*>(buf);
     e->ctx = ctx;
@@ -398,6 +398,28 @@ class native_device final {
   status post_read(int rank, void* buf, size_t len, void*, uint64_t raddr, uint64_t rkey,
                    void* ctx);
 
+  // False when poll() would find nothing to do: no published cell at the
+  // head of either ring, nothing waiting in the finished list or for room
+  // in a peer's ring, and no liveness check of the peers due. Any thread,
+  // without the progress lock: it reads the heads the poller last stored
+  // and one sequence word of each ring, and writes nothing but the count
+  // of polls (a relaxed counter: a racing update loses a count, which only
+  // delays the next check of the peers).
+  [[gnu::always_inline]] bool may_have_work() {
+    if (__builtin_expect((finished_size_.load(std::memory_order_relaxed) |
+                          replies_waiting_.load(std::memory_order_relaxed)) != 0, 0))
+      return true;
+    if (own_ring_.peek(head_.load(std::memory_order_relaxed)) ||
+        local_.peek(local_head_.load(std::memory_order_relaxed)))
+      return true;
+    // poll() counts itself and checks the peers when its count reaches a
+    // multiple of 1024: the idle call that would reach one lets it run.
+    const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
+    if (__builtin_expect((p & 1023) == 0, 0)) return true;
+    polls_.store(p, std::memory_order_relaxed);
+    return false;
+  }
+
   // Drains up to max completions: this process's own first, then the
   // inbound ring (while receive buffers last).
   [[gnu::always_inline]] int poll(completion* out, int max) {
@@ -407,15 +429,19 @@ class native_device final {
     int n = 0;
     if (__builtin_expect(finished_size_.load(std::memory_order_relaxed) != 0, 0))
       n = flush_finished(out, max);
+    uint64_t local_head = local_head_.load(std::memory_order_relaxed);
     while (n < max) {
-      cell_head* h = local_.peek(local_head_);
+      cell_head* h = local_.peek(local_head);
       if (!h) break;
-      n += take_local(h, out + n);
+      n += take_local(h, out + n, local_head++);
     }
-    if (__builtin_expect(!replies_.empty(), 0)) send_pending_replies();
+    local_head_.store(local_head, std::memory_order_relaxed);
+    if (__builtin_expect(replies_waiting_.load(std::memory_order_relaxed), 0))
+      send_pending_replies();
     int messages = 0;
+    uint64_t head = head_.load(std::memory_order_relaxed);
     while (n < max) {
-      cell* c = static_cast<cell*>(static_cast<void*>(own_ring_.peek(head_)));
+      cell* c = static_cast<cell*>(static_cast<void*>(own_ring_.peek(head)));
       if (!c) break;
       const cell_fields f = read_fields(c);
       if (__builtin_expect(f.kind == static_cast<uint8_t>(cell_kind::message) && f.flags == 0 &&
@@ -448,12 +474,15 @@ class native_device final {
         if (taken < 0) break;  // not consumable now: the cell stays
         n += taken;
       }
-      own_ring_.release(head_++);
+      own_ring_.release(head++);
     }
+    head_.store(head, std::memory_order_relaxed);
     if (messages)  // one writer (the poller): no read-modify-write needed
       received_.store(received_.load(std::memory_order_relaxed) + static_cast<uint64_t>(messages),
                       std::memory_order_relaxed);
-    if (__builtin_expect((++polls_ & 1023) == 0, 0)) check_peers();
+    const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
+    polls_.store(p, std::memory_order_relaxed);
+    if (__builtin_expect((p & 1023) == 0, 0)) check_peers();
     return n;
   }
 
@@ -527,11 +556,11 @@ class native_device final {
     static_cast<local_cell*>(static_cast<void*>(s.cell))->skip = true;
     ring::publish(s);
   }
-  int take_local(cell_head* h, completion* out) {
+  int take_local(cell_head* h, completion* out, uint64_t pos) {
     auto* lc = static_cast<local_cell*>(static_cast<void*>(h));
     const bool skip = lc->skip;
     if (!skip) *out = lc->c;
-    local_.release(local_head_++);
+    local_.release(pos);
     return skip ? 0 : 1;
   }
   // A dropped cell, reported to the core with the field that failed.
@@ -578,11 +607,14 @@ class native_device final {
   std::vector<uint8_t> is_local_;  // by rank: 1 if served by this transport
   bool count_posted_ = false;
 
-  // Consumer state (poll() runs under the device's progress lock).
-  uint64_t head_ = 0;
-  uint64_t local_head_ = 0;
+  // Consumer state (poll() runs under the device's progress lock). The
+  // heads, the count of polls and whether replies wait are also read by
+  // may_have_work() without the lock: atomics, written by the poller alone
+  // (relaxed load and store, no read-modify-write), except the count.
+  std::atomic<uint64_t> head_{0};
+  std::atomic<uint64_t> local_head_{0};
+  std::atomic<uint32_t> replies_waiting_{0};
   rx_entry* rx_private_ = nullptr;
-  uint32_t polls_ = 0;
   int64_t last_check_ns_ = 0;
   std::deque<pending_reply> replies_;
   std::vector<uint32_t> replies_of_;  // by rank: entries of replies_
@@ -594,6 +626,7 @@ class native_device final {
   alignas(64) std::atomic<rx_entry*> rx_head_{nullptr};
   alignas(64) std::atomic<int> rx_posted_{0};
   alignas(64) std::atomic<uint64_t> received_{0};
+  alignas(64) std::atomic<uint32_t> polls_{0};  // written by idle pollers of any thread
   alignas(64) std::atomic<size_t> finished_size_{0};
   spin_lock finished_lock_;
   std::deque<finished_op> finished_;

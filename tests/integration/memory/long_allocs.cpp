@@ -15,50 +15,15 @@
 // default where caching is off), each use allocates its region record and
 // backend handle beside the provider's registration: at most 2 per
 // registration, 4 per round trip per rank, which is what --per-use allows.
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <new>
 #include <string>
 
+#include "count_new.hpp"
 #include "harness.hpp"
 
-namespace {
-std::atomic<long> g_news{0};
-
-void* counted(size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* counted_aligned(size_t n, std::align_val_t a) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  const size_t al = static_cast<size_t>(a);
-  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(size_t n) { return counted(n); }
-void* operator new[](size_t n) { return counted(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new(size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void* operator new[](size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+using count_new::g_news;
+using count_new::sync_endpoint;
+using count_new::wait_sync;
 
 using namespace lci_test;
 
@@ -66,28 +31,10 @@ namespace {
 
 constexpr int k_tag = 11;
 
-// Waits until `sync` (threshold 1) fires, driving progress.
-void wait_sync(LCI_comp_t sync, LCI_request_t* req, const char* what) {
-  deadline d;
-  while (LCI_sync_test(sync, req) != LCI_OK) progress(d, what);
-}
-
 // Pops one request from `queue`, driving progress.
 void wait_queue(LCI_comp_t queue, LCI_request_t* req, const char* what) {
   deadline d;
   while (LCI_queue_pop(queue, req) != LCI_OK) progress(d, what);
-}
-
-// An endpoint on LCI_UR_DEVICE whose both ports signal synchronizers.
-LCI_endpoint_t sync_endpoint() {
-  LCI_plist_t plist;
-  ok(LCI_plist_create(&plist), "LCI_plist_create");
-  ok(LCI_plist_set_comp_type(plist, LCI_PORT_COMMAND, LCI_COMPLETION_SYNC), "set_comp_type");
-  ok(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, LCI_COMPLETION_SYNC), "set_comp_type");
-  LCI_endpoint_t ep;
-  ok(LCI_endpoint_init(&ep, LCI_UR_DEVICE, plist), "LCI_endpoint_init");
-  ok(LCI_plist_free(&plist), "LCI_plist_free");
-  return ep;
 }
 
 // One phase: `warmup` then `iters` sendl/recvl round trips of `size` bytes
