@@ -399,7 +399,7 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
           continue;
         }
       }
-      convert(e, sources + i, out[j++]);
+      convert<true>(e, sources + i, out[j++]);
     }
   }
   if (!soft_) return j;
