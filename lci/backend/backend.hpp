@@ -294,15 +294,15 @@ class backend_device final {
   }
   // After the core handled the completions one poll() returned.
   void end_of_batch() {
-    if (net_) net_->end_of_batch();
+    if (ofi_alone_)
+      ofi_alone_->end_of_batch();
+    else if (net_)
+      net_->end_of_batch();
   }
 
   [[gnu::always_inline]] int poll(completion* out, int max) {
-    if (ofi_alone_) {
-      const int m = ofi_alone_->poll(out, max);
-      if (m > 0) count_network_received(out, m);
-      return m;
-    }
+    // libfabric counts its own received messages (network_received).
+    if (ofi_alone_) return ofi_alone_->poll(out, max);
     int n = 0;
     if (native_) n = native_->poll(out, max);
     if (net_ && n < max) {
@@ -317,7 +317,9 @@ class backend_device final {
 
   // Messages received through each transport since creation.
   uint64_t native_received() const { return native_ ? native_->received() : 0; }
-  uint64_t network_received() const { return network_received_.load(std::memory_order_relaxed); }
+  uint64_t network_received() const {
+    return ofi_alone_ ? ofi_alone_->received() : network_received_.load(std::memory_order_relaxed);
+  }
 
  private:
   // The receives among m completions of the network backend.
