@@ -97,6 +97,7 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   if (native_) native_->attached();
   // Every rank sees the same keys, so every rank decides the same here.
   if (!one_host) net_.emplace(boot, group_index, s);
+  if (net_ && !native_) ofi_alone_ = net_->ofi_device();
   routes_.resize(hosts.size());
   for (size_t r = 0; r < hosts.size(); ++r) {
     routes_[r] = local[r] ? route::native : route::network;

@@ -108,13 +108,14 @@ class network_device final {
     ofi_->peers_attached();
   }
 
-  status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+  [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     return LCI_NET_FORWARD(inject(rank, buf, len, imm));
   }
-  status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
+  [[gnu::always_inline]] status post_send(int rank, const void* buf, size_t len, void* desc,
+                                          uint32_t imm, void* ctx) {
     return LCI_NET_FORWARD(post_send(rank, buf, len, desc, imm, ctx));
   }
-  status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+  [[gnu::always_inline]] status post_recv(void* buf, size_t len, void* desc, void* ctx) {
     return LCI_NET_FORWARD(post_recv(buf, len, desc, ctx));
   }
   status post_write(int rank, const void* buf, size_t len, void* desc, uint64_t raddr,
@@ -156,6 +157,8 @@ class network_device final {
   void end_of_batch() {
     if (is_ofi()) ofi_->end_of_batch();
   }
+  // The libfabric device, or nullptr where verbs was chosen.
+  ofi::ofi_device* ofi_device() { return is_ofi() ? &*ofi_ : nullptr; }
 
  private:
   bool is_ofi() const {
@@ -231,14 +234,18 @@ class backend_device final {
   }
 
   [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
+    if (ofi_alone_) return ofi_alone_->inject(rank, buf, len, imm);
     if (is_native(rank)) return native_->inject(rank, buf, len, imm);
     return net_->inject(rank, buf, len, imm);
   }
-  status post_send(int rank, const void* buf, size_t len, void* desc, uint32_t imm, void* ctx) {
+  [[gnu::always_inline]] status post_send(int rank, const void* buf, size_t len, void* desc,
+                                          uint32_t imm, void* ctx) {
+    if (ofi_alone_) return ofi_alone_->post_send(rank, buf, len, desc, imm, ctx);
     if (is_native(rank)) return native_->post_send(rank, buf, len, desc, imm, ctx);
     return net_->post_send(rank, buf, len, desc, imm, ctx);
   }
   [[gnu::always_inline]] status post_recv(void* buf, size_t len, void* desc, void* ctx) {
+    if (ofi_alone_) return ofi_alone_->post_recv(buf, len, desc, ctx);
     if (native_ && (!net_ || native_->posted() <= net_posted_.load(std::memory_order_relaxed)))
       return native_->post_recv(buf, len, desc, ctx);
     const status st = net_->post_recv(buf, len, desc, ctx);
@@ -302,7 +309,10 @@ class backend_device final {
   }
   // After the core handled the completions one poll() returned.
   void end_of_batch() {
-    if (net_) net_->end_of_batch();
+    if (ofi_alone_)
+      ofi_alone_->end_of_batch();
+    else if (net_)
+      net_->end_of_batch();
   }
 
   // False only when poll() would return nothing; read without the
@@ -314,19 +324,14 @@ class backend_device final {
   }
 
   [[gnu::always_inline]] int poll(completion* out, int max) {
+    // libfabric counts its own received messages (network_received).
+    if (ofi_alone_) return ofi_alone_->poll(out, max);
     int n = 0;
     if (native_) n = native_->poll(out, max);
     if (net_ && n < max) {
       const int m = net_->poll(out + n, max - n);
       if (m > 0) {
-        int used = 0;
-        for (int i = n; i < n + m; ++i)
-          used += out[i].kind == completion_kind::recv || out[i].kind == completion_kind::recv_failed;
-        if (used) {
-          network_received_.store(network_received_.load(std::memory_order_relaxed) +
-                                  static_cast<uint64_t>(used), std::memory_order_relaxed);
-          if (native_) net_posted_.fetch_sub(used, std::memory_order_relaxed);
-        }
+        count_network_received(out + n, m);
         n += m;
       }
     }
@@ -335,9 +340,27 @@ class backend_device final {
 
   // Messages received through each transport since creation.
   uint64_t native_received() const { return native_ ? native_->received() : 0; }
-  uint64_t network_received() const { return network_received_.load(std::memory_order_relaxed); }
+  uint64_t network_received() const {
+    return ofi_alone_ ? ofi_alone_->received() : network_received_.load(std::memory_order_relaxed);
+  }
 
  private:
+  // The receives among m completions of the network backend.
+  void count_network_received(const completion* out, int m) {
+    int used = 0;
+    for (int i = 0; i < m; ++i)
+      used += out[i].kind == completion_kind::recv || out[i].kind == completion_kind::recv_failed;
+    if (used) {
+      network_received_.store(network_received_.load(std::memory_order_relaxed) +
+                              static_cast<uint64_t>(used), std::memory_order_relaxed);
+      if (native_) net_posted_.fetch_sub(used, std::memory_order_relaxed);
+    }
+  }
+
+  // The network backend when it is libfabric and the only transport (no
+  // native transport, LCI_SHM=0): inject, post_send, post_recv and poll go
+  // straight to it, with no route lookup and no test of the backend kind.
+  ofi::ofi_device* ofi_alone_ = nullptr;
   std::vector<route> routes_;
   std::optional<native::native_device> native_;
   std::optional<network_device> net_;

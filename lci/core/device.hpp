@@ -231,6 +231,8 @@ struct device {
   }
 
  private:
+  // The n (> 0) completions of one poll.
+  [[gnu::noinline]] void handle_completions(net::completion* cs, int n);
   void post_initial_receives();
   bool drain_backlog();
   bool refill_receives();

@@ -364,6 +364,17 @@ status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void*
   return on_post_error("fi_senddata", rc);
 }
 
+status ofi_device::post_recv_sealed(void* buf, size_t len, void* desc, void* ctx) {
+  // Room for the trailer: the packet's slack.
+  net::annotate_post(this);
+  ssize_t rc = fi_recv(ep_, buf, len + message_auth::trailer_bytes, desc, FI_ADDR_UNSPEC, ctx);
+  if (__builtin_expect(rc == 0, 1)) {
+    rx_posted_.fetch_add(1, std::memory_order_relaxed);
+    return status::ok;
+  }
+  return on_post_error("fi_recv", rc);
+}
+
 status ofi_device::send_own_locked(message_auth::sender& s, int rank, own_kind k,
                                    const rma_header& h) {
   return inject_sealed_locked(s, rank, &h, sizeof h, own_imm(k));
@@ -387,6 +398,7 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
                             const fi_addr_t* sources, ssize_t n) {
   if (__builtin_expect((++polls_ & 255) == 0, 0)) send_heartbeats();
   int j = 0;
+  uint64_t received = 0;
   if (n < 0) {
     if (n != -FI_EAGAIN) j = read_error(out, n);
   } else {
@@ -399,9 +411,10 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
           continue;
         }
       }
-      convert(e, sources + i, out[j++]);
+      received += convert<true>(e, sources + i, out[j++]);
     }
   }
+  count_received(received);
   if (!soft_) return j;
   if (soft_pending_.load(std::memory_order_acquire)) soft_resume();
   if (j < max && (ops_->any_finished() || refused_.load(std::memory_order_relaxed) != refused_told_))
@@ -520,6 +533,7 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
   // sender) is dropped by the core; any other failed receive means a broken
   // endpoint. A failed send or RDMA is reported to the operation that posted it.
   if ((err.flags & FI_RECV) && err.err == FI_ETRUNC && err.op_context) {
+    count_received(1);
     out->kind = completion_kind::recv_failed;
     out->ctx = err.op_context;
     out->error = err.err;
