@@ -315,6 +315,12 @@ class backend_device final {
       net_->end_of_batch();
   }
 
+  // The native transport hands messages it can deliver from its cells to
+  // fn (native_device::deliver_in_place); the network has no such path.
+  void deliver_in_place(native::native_device::in_place_fn fn, void* arg) {
+    if (native_) native_->deliver_in_place(fn, arg);
+  }
+
   // False only when poll() would return nothing; read without the
   // progress lock. A network backend is always polled (its queues are
   // read through the provider); the native transport answers from its

@@ -129,6 +129,7 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
           "backend maximum %zu)",
           group_index, rdma_piece, cfg.max_single_message_size, backend_max);
   post_initial_receives();
+  if (cfg.shm_in_place) enable_in_place();
   // Every rank has its receives posted before anyone sends to this device,
   // and every rank has connected to this one.
   boot.barrier();

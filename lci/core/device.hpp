@@ -203,6 +203,10 @@ struct device {
   // Posts a fresh packet for a receive that an arrival consumed (or counts
   // it as missing while the pool is empty).
   void replace_receive();
+  // Lets the native transport hand short and medium messages whose receive
+  // already waits to the eager protocol straight from their ring cells
+  // (LCI_SHM_IN_PLACE; eager.cpp).
+  void enable_in_place();
   void push_backlog(backlog_op&& op);
   bool backlog_empty() const { return backlog_size.load(std::memory_order_relaxed) == 0; }
 

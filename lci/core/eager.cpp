@@ -81,6 +81,16 @@ arrival on_matched(device& d, endpoint* ep, packet* p) {
   }
 }
 
+// The receive `n` (of a short or medium message's key) takes the message
+// from where the transport holds it: it copies it out (recvs, recvm; not
+// recvmn, which keeps a packet) and its completion object is not a handler,
+// which would run under the poll's serialisation.
+bool copies_in_place(const match_node* n) {
+  const auto* c = reinterpret_cast<const recv_ctx*>(n);
+  return !c->want_packet &&
+         (c->comp == nullptr || to_comp(c->comp)->type != LCI_COMPLETION_HANDLER);
+}
+
 LCI_ARRIVAL(msg_kind::short_msg, on_matched<msg_kind::short_msg>);
 LCI_ARRIVAL(msg_kind::medium, on_matched<msg_kind::medium>);
 LCI_ARRIVAL(msg_kind::rts, on_matched<msg_kind::rts>);
@@ -136,5 +146,35 @@ LCI_ARRIVAL(msg_kind::am_medium_c, on_eager_put<msg_kind::am_medium_c>);
 LCI_ARRIVAL(msg_kind::put_to, on_eager_put<msg_kind::put_to>);
 
 }  // namespace
+
+namespace {
+// A short or medium message that the native transport offers from its ring
+// cell (native_device::deliver_in_place; `dev` is the device): completes
+// the receive that already waits for it if that receive copies the
+// payload out. False: the message takes the usual path, through a packet.
+bool arrive_in_place(void* dev, int src, uint32_t imm, const char* payload, size_t length) {
+  device& d = *static_cast<device*>(dev);
+  const msg_kind kind = imm_kind(imm);
+  if (kind != msg_kind::medium && kind != msg_kind::short_msg) return false;
+  // A bad field is reported by the usual path, which checks it again.
+  if (invalid_field(imm, src, length, payload, d.recv_size) != nullptr) return false;
+  endpoint* ep = endpoint_by_index(imm_endpoint(imm));
+  if (ep == nullptr || ep->dev != &d) return false;
+  const LCI_tag_t tag = imm_tag(imm);
+  const uint64_t key =
+      make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : src, ep->index, tag);
+  match_node* m = d.table->take_if(key, match_kind::send, copies_in_place);
+  if (m == nullptr) return false;
+  LCI_PROF_INC(d, received);
+  auto* c = reinterpret_cast<recv_ctx*>(m);
+  if (kind == msg_kind::short_msg)
+    complete_eager_from<msg_kind::short_msg>(d, c, src, tag, payload, length, nullptr);
+  else
+    complete_eager_from<msg_kind::medium>(d, c, src, tag, payload, length, nullptr);
+  return true;
+}
+}  // namespace
+
+void device::enable_in_place() { net->deliver_in_place(&arrive_in_place, this); }
 
 }  // namespace lci

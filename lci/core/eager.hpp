@@ -20,6 +20,7 @@
 #include "lci/core/request.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/status.hpp"
+#include "lci/util/copy.hpp"
 #include "lci/util/log.hpp"
 
 namespace lci {
@@ -191,19 +192,23 @@ inline post_status put_to(endpoint* e, void* address, size_t length, int rank, L
   return st;
 }
 
-// Completes receive `c` with arrived packet `p` of kind K (short or
-// medium) and releases the receive. Returns whether the packet is free
-// again (repost), or was handed to the caller (LCI_recvmn: kept).
+// Completes receive `c` with a message of kind K (short or medium) from
+// `src` with `tag`: `length` bytes at `payload`, in packet `p` (or, for a
+// receive that does not want the packet, wherever the transport holds
+// them: p may then be null), and releases the receive. Returns whether the
+// packet is free again (repost), or was handed to the caller (LCI_recvmn:
+// kept).
 template <msg_kind K>
-inline arrival complete_eager(device& d, recv_ctx* c, packet* p) {
+[[gnu::always_inline]] inline arrival complete_eager_from(device& d, recv_ctx* c, int src,
+                                                          LCI_tag_t tag, const char* payload,
+                                                          size_t length, packet* p) {
   static_assert(K == msg_kind::short_msg || K == msg_kind::medium);
-  c->ep->done.add(p->in.src_rank);
-  LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, c->user_context);
-  const size_t length = p->in.length;
+  c->ep->done.add(src);
+  LCI_request_t r = make_request(src, tag, LCI_MEDIUM, c->user_context);
   arrival a = arrival::repost;
   if constexpr (K == msg_kind::short_msg) {
     r.type = LCI_IMMEDIATE;
-    memcpy(&r.data.immediate, p->payload(), LCI_SHORT_SIZE);
+    memcpy(&r.data.immediate, payload, LCI_SHORT_SIZE);
   } else if (c->want_packet) {
     r.data.mbuffer.address = p->payload();
     r.data.mbuffer.length = length;
@@ -216,7 +221,7 @@ inline arrival complete_eager(device& d, recv_ctx* c, packet* p) {
                "receive buffer; truncated", n, r.rank, r.tag, c->capacity);
       n = c->capacity;
     }
-    if (n) memcpy(c->buffer, p->payload(), n);
+    copy_bytes(c->buffer, payload, n);
     r.data.mbuffer.address = c->buffer;
     r.data.mbuffer.length = n;
   }
@@ -224,6 +229,11 @@ inline arrival complete_eager(device& d, recv_ctx* c, packet* p) {
   d.put_ctx(c);
   if (comp) comp_signal(comp, r);
   return a;
+}
+
+template <msg_kind K>
+inline arrival complete_eager(device& d, recv_ctx* c, packet* p) {
+  return complete_eager_from<K>(d, c, p->in.src_rank, p->in.tag, p->payload(), p->in.length, p);
 }
 
 // A receive found its message already waiting in the matching table.

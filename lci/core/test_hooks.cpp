@@ -165,4 +165,17 @@ LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_repli
   return LCI_ERR_FATAL;
 }
 
+LCI_API LCI_error_t LCIT_native_received(LCI_device_t device, uint64_t* total,
+                                         uint64_t* in_place) noexcept try {
+  if (!lci::hooks_enabled() || !device) return LCI_ERR_FEATURE_NA;
+  lci::native::native_device* s = lci::to_device(device)->net->native();
+  if (!s) return LCI_ERR_FEATURE_NA;
+  if (total) *total = s->received();
+  if (in_place) *in_place = s->received_in_place();
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
 }  // extern "C"

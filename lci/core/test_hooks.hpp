@@ -30,6 +30,9 @@
 //       ring (native_device::forge): what a faulty or hostile local rank could.
 //   LCIT_native_state(device, &pending, &in_flight): the native transport's
 //       unanswered peer requests and own pipelined operations.
+//   LCIT_native_received(device, &total, &in_place): messages the native
+//       transport received on device, and how many of them were delivered
+//       from their ring cells (deliver_in_place).
 //   LCIT_native_refuse_cma(rank): devices created after the call treat
 //       cross-memory attach to rank as refused by the kernel (its bulk data
 //       is pipelined through the rings), as Yama or a container would.

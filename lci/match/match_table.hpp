@@ -96,6 +96,34 @@ class match_table {
     return nullptr;
   }
 
+  // If the oldest entry with `key` has the opposite kind of `kind` and
+  // take(entry) says yes, unlinks and returns it; otherwise changes nothing
+  // and returns nullptr. For a message that is only delivered this way when
+  // its receive is already waiting (and otherwise enters the table later
+  // through insert_or_match, which then meets any receive posted between).
+  template <class Pred>
+  match_node* take_if(uint64_t key, match_kind kind, Pred&& take) noexcept {
+    bucket& b = buckets_[mix(key) & mask_];
+    if (b.count.load(std::memory_order_relaxed) == 0) return nullptr;  // a stale 0: as if later
+    b.lock.lock();
+    match_node* prev = nullptr;
+    for (match_node* cur = b.head; cur != nullptr; prev = cur, cur = cur->next) {
+      if (cur->key != key) continue;
+      if (cur->kind == kind || !take(cur)) break;
+      if (prev != nullptr)
+        prev->next = cur->next;
+      else
+        b.head = cur->next;
+      if (b.tail == cur) b.tail = prev;
+      b.count.store(b.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      b.lock.unlock();
+      cur->next = nullptr;
+      return cur;
+    }
+    b.lock.unlock();
+    return nullptr;
+  }
+
   // Entries held; a sum of per-bucket snapshots (O(nbuckets); diagnostics).
   size_t size() const noexcept {
     size_t n = 0;

@@ -248,15 +248,29 @@ class packet_pool {
 
   // This thread's cache for this pool; attaches one on first use. nullptr
   // once the thread's exit hook ran (a thread_local destructor using a pool).
+  // A pool's cache sits in its home slot (id mod slots: pools are numbered
+  // in creation order, so a device's pools have distinct homes) unless
+  // another live pool held that slot when this thread attached.
   detail::pool_cache* local_cache() noexcept {
     detail::pool_thread_state& st = detail::pool_tls();
+    const size_t home = home_slot();
+    if (__builtin_expect(st.ids[home] == id_, 1)) return &st.caches[home];
+    return local_cache_elsewhere(st);
+  }
+  size_t home_slot() const noexcept {
+    return static_cast<size_t>(id_ % detail::pool_tls_slots);
+  }
+  [[gnu::noinline]] detail::pool_cache* local_cache_elsewhere(
+      detail::pool_thread_state& st) noexcept {
     for (int i = 0; i < detail::pool_tls_slots; ++i)
       if (st.ids[i] == id_) return &st.caches[i];
     return attach();
   }
 
   // Moves up to max packets from the shared stack to out; returns how many.
-  size_t shared_pop(void** out, size_t max) noexcept {
+  // Out of line, as is shared_push: once per batch_ packets, and the fast
+  // paths that call them then save no registers.
+  [[gnu::noinline]] size_t shared_pop(void** out, size_t max) noexcept {
     // Unlocked peek: a stale 0 only makes this call miss packets put back
     // this instant (the caller retries), and keeps empty-pool get() from
     // hammering the lock.
@@ -270,7 +284,7 @@ class packet_pool {
     return n;
   }
 
-  void shared_push(void* const* in, size_t n) noexcept {
+  [[gnu::noinline]] void shared_push(void* const* in, size_t n) noexcept {
     shared_lock_.lock();
     const size_t top = top_.load(std::memory_order_relaxed);
     assert(top + n <= count_ && "packet returned twice");
@@ -318,7 +332,10 @@ class packet_pool {
     (void)hook;
     auto& reg = detail::registry();
     std::lock_guard<std::mutex> g(reg.mutex);
+    const int home = static_cast<int>(home_slot());
     int pick = -1;
+    if (st.ids[home] == 0 || live_owner(reg, st.ids[home], st.caches[home]) == nullptr)
+      pick = home;
     for (int i = 0; i < detail::pool_tls_slots && pick < 0; ++i)
       if (st.ids[i] == 0) pick = i;
     for (int i = 0; i < detail::pool_tls_slots && pick < 0; ++i)

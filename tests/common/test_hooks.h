@@ -52,6 +52,11 @@ LCI_error_t LCIT_native_forge(LCI_device_t device, int rank, const LCIT_native_c
  * waiting for room) and its own pipelined operations in flight. */
 LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int* ops_in_flight)
     LCI_NOEXCEPT;
+/* Messages the native transport received on `device` since it was
+ * created, and how many of them were copied from their ring cells straight
+ * into a waiting receive (LCI_SHM_IN_PLACE). */
+LCI_error_t LCIT_native_received(LCI_device_t device, uint64_t* total, uint64_t* in_place)
+    LCI_NOEXCEPT;
 /* Devices created after the call treat cross-memory attach to `rank` as
  * refused (its bulk data is pipelined), as Yama or a container would. */
 LCI_error_t LCIT_native_refuse_cma(int rank) LCI_NOEXCEPT;

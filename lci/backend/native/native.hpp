@@ -30,8 +30,11 @@
 //
 // Messages. A send reserves a cell in the target's ring (one CAS, ring.hpp),
 // copies header and payload into it and publishes it: no lock, no system
-// call, no allocation. The target's poll copies the cell into a posted
-// receive buffer and frees it. A full ring is `retry`.
+// call, no allocation. The target's poll first offers the message to the
+// core's in-place callee (deliver_in_place: a receive that already waits
+// copies the payload straight out of the cell); otherwise it copies the
+// cell into a posted receive buffer. Either way the cell is then freed. A
+// full ring is `retry`.
 //
 // Bulk data (post_write, post_write_imm, post_read). With cross-memory
 // attach the initiator copies straight between its buffer and the peer's
@@ -80,6 +83,7 @@
 #include "lci/backend/net_types.hpp"
 #include "lci/backend/native/ring.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "lci/util/copy.hpp"
 #include "lci/util/spin.hpp"
 
 namespace lci::native {
@@ -420,8 +424,26 @@ class native_device final {
     return false;
   }
 
+  // A message delivered from its cell, without a receive buffer: called by
+  // poll() (under the caller's poll serialisation) with the cell's
+  // validated source, immediate data and length and its payload, which
+  // stays in the shared cell and is read at most once by the callee (a peer
+  // may still write it: only its bytes can change, not the fields). True
+  // when the callee consumed the message; false sends it the usual way,
+  // through a posted receive buffer and a recv completion.
+  using in_place_fn = bool (*)(void* arg, int src, uint32_t imm, const char* payload,
+                               size_t length);
+  // Set once, before the first poll().
+  void deliver_in_place(in_place_fn fn, void* arg) {
+    in_place_ = fn;
+    in_place_arg_ = arg;
+  }
+
   // Drains up to max completions: this process's own first, then the
-  // inbound ring (while receive buffers last).
+  // inbound ring (while receive buffers last). Messages of the ring are
+  // first offered to the in-place callee while no other completion of the
+  // ring precedes them in this call (so that the caller sees the ring's
+  // cells in order); up to max ring cells per call.
   [[gnu::always_inline]] int poll(completion* out, int max) {
     // The causality of a message runs through another process, which
     // ThreadSanitizer does not see (net_types.hpp).
@@ -440,7 +462,9 @@ class native_device final {
       send_pending_replies();
     int messages = 0;
     uint64_t head = head_.load(std::memory_order_relaxed);
-    while (n < max) {
+    bool in_place = in_place_ != nullptr;
+    int in_place_taken = 0;
+    for (int cells = 0; n < max && cells < max; ++cells) {
       cell* c = static_cast<cell*>(static_cast<void*>(own_ring_.peek(head)));
       if (!c) break;
       const cell_fields f = read_fields(c);
@@ -449,6 +473,13 @@ class native_device final {
                                is_local_[static_cast<size_t>(f.src)] &&
                                f.length <= opt_.max_payload,
                            1)) {
+        if (in_place && in_place_(in_place_arg_, f.src, f.imm, c->data(), f.length)) {
+          ++messages;
+          ++in_place_taken;
+          own_ring_.release(head++);
+          continue;
+        }
+        in_place = false;
         rx_entry* e = rx_private_;
         if (!e) {
           e = rx_private_ = rx_head_.exchange(nullptr, std::memory_order_acquire);
@@ -466,20 +497,26 @@ class native_device final {
           out_c.src_rank = f.src;
           out_c.imm = f.imm;
           out_c.length = f.length;
-          memcpy(static_cast<void*>(e), c->data(), f.length);
+          copy_bytes(e, c->data(), f.length);
           ++messages;
         }
       } else {
         const int taken = take_other(c, f, out + n);
         if (taken < 0) break;  // not consumable now: the cell stays
+        if (taken > 0) in_place = false;
         n += taken;
       }
       own_ring_.release(head++);
     }
     head_.store(head, std::memory_order_relaxed);
-    if (messages)  // one writer (the poller): no read-modify-write needed
+    if (messages) {  // one writer (the poller): no read-modify-write needed
       received_.store(received_.load(std::memory_order_relaxed) + static_cast<uint64_t>(messages),
                       std::memory_order_relaxed);
+      if (in_place_taken)
+        received_in_place_.store(received_in_place_.load(std::memory_order_relaxed) +
+                                     static_cast<uint64_t>(in_place_taken),
+                                 std::memory_order_relaxed);
+    }
     const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
     polls_.store(p, std::memory_order_relaxed);
     if (__builtin_expect((p & 1023) == 0, 0)) check_peers();
@@ -488,6 +525,10 @@ class native_device final {
 
   // Messages received through the rings (for the path counters).
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
+  // ... of which the in-place callee took (deliver_in_place).
+  uint64_t received_in_place() const {
+    return received_in_place_.load(std::memory_order_relaxed);
+  }
 
   // For LCI's own tests (LCIT_native_forge): publishes `f` (and `length`
   // bytes of payload) as it is in a cell of `rank`'s ring, as a faulty or
@@ -542,7 +583,7 @@ class native_device final {
     c->src = rank_;
     c->imm = imm;
     c->length = static_cast<uint32_t>(len);
-    if (len) memcpy(c->data(), buf, len);  // an empty message may name no buffer
+    copy_bytes(c->data(), buf, len);  // an empty message may name no buffer
   }
   void complete_local(const ring::slot& s, completion_kind kind, void* ctx, int error) {
     auto* lc = static_cast<local_cell*>(static_cast<void*>(s.cell));
@@ -615,6 +656,8 @@ class native_device final {
   std::atomic<uint64_t> local_head_{0};
   std::atomic<uint32_t> replies_waiting_{0};
   rx_entry* rx_private_ = nullptr;
+  in_place_fn in_place_ = nullptr;
+  void* in_place_arg_ = nullptr;
   int64_t last_check_ns_ = 0;
   std::deque<pending_reply> replies_;
   std::vector<uint32_t> replies_of_;  // by rank: entries of replies_
@@ -626,6 +669,7 @@ class native_device final {
   alignas(64) std::atomic<rx_entry*> rx_head_{nullptr};
   alignas(64) std::atomic<int> rx_posted_{0};
   alignas(64) std::atomic<uint64_t> received_{0};
+  std::atomic<uint64_t> received_in_place_{0};
   alignas(64) std::atomic<uint32_t> polls_{0};  // written by idle pollers of any thread
   alignas(64) std::atomic<size_t> finished_size_{0};
   spin_lock finished_lock_;
