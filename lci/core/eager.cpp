@@ -67,8 +67,7 @@ namespace {
 // receive, or completes the receive that waits for it.
 template <msg_kind K>
 arrival on_matched(device& d, endpoint* ep, packet* p) {
-  p->in.node.key = make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : p->in.src_rank,
-                                  ep->index, p->in.tag);
+  p->in.node.key = recv_key(ep, p->in.src_rank, p->in.tag);
   p->in.node.kind = match_kind::send;
   match_node* m = d.table->insert_or_match(&p->in.node);
   if (!m) return arrival::kept;
@@ -161,9 +160,7 @@ bool arrive_in_place(void* dev, int src, uint32_t imm, const char* payload, size
   endpoint* ep = endpoint_by_index(imm_endpoint(imm));
   if (ep == nullptr || ep->dev != &d) return false;
   const LCI_tag_t tag = imm_tag(imm);
-  const uint64_t key =
-      make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : src, ep->index, tag);
-  match_node* m = d.table->take_if(key, match_kind::send, copies_in_place);
+  match_node* m = d.table->take_if(recv_key(ep, src, tag), match_kind::send, copies_in_place);
   if (m == nullptr) return false;
   LCI_PROF_INC(d, received);
   auto* c = reinterpret_cast<recv_ctx*>(m);

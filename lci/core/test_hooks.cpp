@@ -152,10 +152,22 @@ LCI_API LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key,
   return LCI_ERR_FATAL;
 }
 
+}  // extern "C"
+
+namespace {
+// The native transport of `device` for the hooks that read it; nullptr when
+// the hooks are off, or the device has none.
+lci::native::native_device* hooked_native(LCI_device_t device) {
+  if (!lci::hooks_enabled() || !device) return nullptr;
+  return lci::to_device(device)->net->native();
+}
+}  // namespace
+
+extern "C" {
+
 LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies,
                                       int* ops_in_flight) noexcept try {
-  if (!lci::hooks_enabled() || !device) return LCI_ERR_FEATURE_NA;
-  lci::native::native_device* s = lci::to_device(device)->net->native();
+  lci::native::native_device* s = hooked_native(device);
   if (!s) return LCI_ERR_FEATURE_NA;
   if (pending_replies) *pending_replies = s->pending_replies();
   if (ops_in_flight) *ops_in_flight = s->ops_in_flight();
@@ -167,8 +179,7 @@ LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_repli
 
 LCI_API LCI_error_t LCIT_native_received(LCI_device_t device, uint64_t* total,
                                          uint64_t* in_place) noexcept try {
-  if (!lci::hooks_enabled() || !device) return LCI_ERR_FEATURE_NA;
-  lci::native::native_device* s = lci::to_device(device)->net->native();
+  lci::native::native_device* s = hooked_native(device);
   if (!s) return LCI_ERR_FEATURE_NA;
   if (total) *total = s->received();
   if (in_place) *in_place = s->received_in_place();
