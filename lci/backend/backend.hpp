@@ -267,13 +267,6 @@ class backend_device final {
     if (is_native(rank)) return native_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
     return net_->post_read(rank, buf, len, desc, raddr, rkey, ctx);
   }
-  // Whether a long message to `rank` is best read by its target: a native
-  // peer with cross-memory attach (a read finishes at return), in a job
-  // without a network backend (the sender's buffer is then registered for
-  // remote access, which the network would grant for writing too).
-  bool reads_at_target(int rank) const {
-    return !net_ && is_native(rank) && native_->max_message_size(rank) == SIZE_MAX;
-  }
   // How `rank` names `addr`, in a registration that starts at `base`, in an
   // RDMA operation: the native transport copies straight into this process
   // and names memory by virtual address whatever the network provider does.

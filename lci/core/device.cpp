@@ -124,11 +124,6 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
         net::rdma_piece_size(cfg.max_single_message_size, route_max);
   }
   rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
-  rdv_read_of.assign(static_cast<size_t>(boot.size()), 0);
-  rdv_read_max = static_cast<size_t>(cfg.shm_rdv_read_max);
-  if (rdv_read_max != 0)
-    for (int r = 0; r < boot.size(); ++r)
-      rdv_read_of[static_cast<size_t>(r)] = net->reads_at_target(r) ? 1 : 0;
   LCI_LOG(info,
           "device %d: RDMA pieces of at most %zu bytes (LCI_MAX_SINGLE_MESSAGE_SIZE %zu, "
           "backend maximum %zu)",

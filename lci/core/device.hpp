@@ -115,8 +115,6 @@ struct device {
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
   std::vector<size_t> rdma_piece_of;  // ... per rank: that of its route
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
-  std::vector<uint8_t> rdv_read_of;  // per rank: its long messages are read at the target ...
-  size_t rdv_read_max = 0;           // ... up to this size (LCI_SHM_RDV_READ_MAX)
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and
   // the table that finds them by id.

@@ -72,7 +72,7 @@ arrival on_matched(device& d, endpoint* ep, packet* p) {
   match_node* m = d.table->insert_or_match(&p->in.node);
   if (!m) return arrival::kept;
   auto* c = reinterpret_cast<recv_ctx*>(m);
-  if constexpr (K == msg_kind::rts || K == msg_kind::rts_read) {
+  if constexpr (K == msg_kind::rts) {
     complete_matched(d, c, p);  // rendezvous.cpp
     return arrival::kept;
   } else {
@@ -93,7 +93,6 @@ bool copies_in_place(const match_node* n) {
 LCI_ARRIVAL(msg_kind::short_msg, on_matched<msg_kind::short_msg>);
 LCI_ARRIVAL(msg_kind::medium, on_matched<msg_kind::medium>);
 LCI_ARRIVAL(msg_kind::rts, on_matched<msg_kind::rts>);
-LCI_ARRIVAL(msg_kind::rts_read, on_matched<msg_kind::rts_read>);
 
 // ---- one-sided: puts, putma/putmna/putmac, putm/putmn -----------------------------
 

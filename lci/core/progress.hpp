@@ -78,8 +78,8 @@ inline constexpr net::completion_kind dispatched_completions[] = {
 inline constexpr backlog_op::op backlog_kinds[] = {backlog_op::op::recv, backlog_op::op::message,
                                                    backlog_op::op::rdma};
 inline constexpr rdv_role rdma_roles[] = {rdv_role::send, rdv_role::put_alloc, rdv_role::put,
-                                          rdv_role::get, rdv_role::recv_read};
-inline constexpr msg_kind matched_kinds[] = {msg_kind::rts, msg_kind::rts_read};
+                                          rdv_role::get};
+inline constexpr msg_kind matched_kinds[] = {msg_kind::rts};
 
 // Fill the tables (once per kind; a second registration is fatal).
 bool register_arrival(msg_kind kind, arrival_handler handler);
@@ -117,7 +117,7 @@ extern handler_table<rdma_finished_handler, rdv_role_count> g_rdma_finished;
 extern handler_table<matched_handler, 16> g_matched;
 
 // Completes receive `c` with the waiting message `p` of a kind in
-// matched_kinds (an RTS of either kind).
+// matched_kinds (an RTS).
 inline void complete_matched(device& d, recv_ctx* c, packet* p) {
   g_matched[static_cast<size_t>(p->in.kind) & 15](d, c, p);
 }

@@ -33,7 +33,6 @@ enum class msg_kind : uint8_t {
   put_to = 7,       // LCI_putm/mn, trailer: remote address, completion handle
   rts_alloc = 8,    // LCI_putla/putva: ready-to-send into a target-allocated buffer
   notify = 9,       // target completion of putl/getl/putv/getv (notify_payload)
-  rts_read = 10,    // LCI_sendl whose target reads the data: rts_payload, read_source; matched
   control = 15,     // rendezvous and fence control; subkind in the endpoint bits
 };
 
@@ -44,7 +43,6 @@ enum class control_kind : uint8_t {
   gfence = 4,   // gfence announcement (gfence_payload)
   getv_reply = 5,  // the piggy-back bytes a getv read (fin_payload with the getter's id, then data)
   abort = 6,    // the origin's RDMA writes failed (fin_payload with the receiver's id)
-  read_fin = 7,  // the target of an rts_read read the data, or failed to (read_fin_payload)
 };
 
 // The kinds that arrive as messages, each with one arrival handler
@@ -52,11 +50,10 @@ enum class control_kind : uint8_t {
 inline constexpr msg_kind arrival_kinds[] = {
     msg_kind::short_msg, msg_kind::medium,      msg_kind::rts,         msg_kind::am_short,
     msg_kind::am_short_c, msg_kind::am_medium,  msg_kind::am_medium_c, msg_kind::put_to,
-    msg_kind::rts_alloc,  msg_kind::notify,     msg_kind::rts_read};
+    msg_kind::rts_alloc,  msg_kind::notify};
 inline constexpr control_kind control_kinds[] = {control_kind::rtr,    control_kind::fin,
                                                  control_kind::nack,   control_kind::gfence,
-                                                 control_kind::getv_reply, control_kind::abort,
-                                                 control_kind::read_fin};
+                                                 control_kind::getv_reply, control_kind::abort};
 
 inline constexpr msg_kind write_imm_kind = static_cast<msg_kind>(14);
 inline constexpr uint32_t rdv_id_bits = 28;
@@ -95,13 +92,6 @@ struct rts_payload {
   // iovec: count uint64_t lengths, then piggy_length bytes of piggy-back data.
 };
 
-// What follows the rts_payload (count 0) of an rts_read: where the target
-// reads the message from (address and key as an RTR names them).
-struct read_source {
-  uint64_t address;
-  uint64_t rkey;
-};
-
 // Ready-to-receive: where each buffer of the transfer goes at the target.
 struct rtr_payload {
   uint64_t send_id;
@@ -113,13 +103,6 @@ struct rtr_payload {
 
 struct fin_payload {
   uint64_t id;  // fin: the receiver's id; nack: the sender's id
-};
-
-// The target of an rts_read is done with the sender's buffer.
-struct read_fin_payload {
-  uint64_t id;   // the sender's id
-  uint32_t ok;   // 1: every byte was read; 0: the read failed (both sides complete with an error)
-  uint32_t pad;
 };
 
 struct gfence_payload {

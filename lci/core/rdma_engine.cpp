@@ -52,9 +52,8 @@ void finish(device& d, rdv_op* op, bool target) {
 // the op only sends from them (read-only memory works), else for RDMA into
 // them. On failure nothing stays registered.
 bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count) {
-  // (A send whose target reads it is named to the peer like a receive.)
-  const bool source = (op->role == rdv_role::send && !op->target_reads) ||
-                      op->role == rdv_role::put_alloc || op->role == rdv_role::put;
+  const bool source = op->role == rdv_role::send || op->role == rdv_role::put_alloc ||
+                      op->role == rdv_role::put;
   const net::mr_access access = source ? net::mr_access::source : net::mr_access::remote;
   for (int i = 0; i < count; ++i) {
     local_reg& r = op->bufs[i].reg;
@@ -138,7 +137,7 @@ void post_rdma(device& d, rdv_op* op) {
       fatal("an RDMA piece of %zu bytes exceeds the backend's maximum of %zu", n, limit);
     op->outstanding.fetch_add(1, std::memory_order_relaxed);
     net::status st;
-    if (op->role == rdv_role::get || op->role == rdv_role::recv_read)
+    if (op->role == rdv_role::get)
       st = d.net->post_read(op->rank, local, n, desc, raddr, rkey, op);
     else if (op->write_imm)
       st = d.net->post_write_imm(op->rank, local, n, desc, raddr, rkey,

@@ -34,9 +34,8 @@ enum class rdv_role : uint8_t {
   recv_alloc,  // putla/putva target
   put,         // putl/putv origin
   get,         // getl/getv origin
-  recv_read,   // recvl target that reads the data from the origin (rts_read)
 };
-inline constexpr size_t rdv_role_count = 7;
+inline constexpr size_t rdv_role_count = 6;
 inline constexpr unsigned role_bit(rdv_role r) { return 1u << static_cast<unsigned>(r); }
 
 // One local buffer of an operation, and where it goes at (or comes from)
@@ -81,7 +80,6 @@ struct rdv_op {
   bool write_imm = false;           // one write carrying the target's id
   bool counted_local = false;       // counted in ep->pending
   bool have_remote = false;         // origin: the RTR arrived
-  bool target_reads = false;        // sendl origin: the target reads (rts_read, read_fin)
   bool heap = false;                // allocated with new (the pool was empty)
   // put/get: the notify message (inline for a long transfer)
   char* notify = notify_inline;

@@ -1,7 +1,7 @@
 // Rendezvous: long and iovec messages, two-sided (sendl/recvl, sendv/recvv)
 // and into target-allocated buffers (putla, putva), and the rendezvous
-// control messages (RTR, FIN, NACK, abort, read_fin). Their data moves with
-// the RDMA engine (rdma_engine.hpp). See rendezvous.hpp.
+// control messages (RTR, FIN, NACK, abort). Their data moves with the RDMA
+// engine (rdma_engine.hpp). See rendezvous.hpp.
 #include "lci/core/rendezvous.hpp"
 
 #include <algorithm>
@@ -14,7 +14,6 @@
 #include "lci/core/memory.hpp"
 #include "lci/core/progress.hpp"
 #include "lci/core/rdma_engine.hpp"
-#include "lci/core/test_flags.hpp"
 #include "lci/core/validate.hpp"
 #include "lci/util/log.hpp"
 
@@ -186,13 +185,6 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
     length += h.piggy_length;
   } else {
     h.size = op->lbuffer.length;
-    if (op->target_reads) {
-      // Where the target reads from, as an RTR would name it.
-      const rdv_buffer& b = op->bufs[0];
-      read_source src{rdma_address(d, op->rank, b.reg.base, b.local), b.reg.rkey};
-      memcpy(bytes + length, &src, sizeof(src));
-      length += sizeof(src);
-    }
   }
   // Once the RTS has left, another thread's progress may run the whole
   // rendezvous and free the op: nothing below the send may read it.
@@ -202,9 +194,7 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   op->id = id;
   h.send_id = id;
   memcpy(bytes, &h, sizeof(h));
-  const msg_kind kind = alloc_at_target   ? msg_kind::rts_alloc
-                        : op->target_reads ? msg_kind::rts_read
-                                           : msg_kind::rts;
+  const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
   // From the packet: injected (and the packet freed) or sent in place.
   const post_status st =
       send_eager(d, nullptr, make_imm(kind, ep->index, tag), bytes, length, rank, tag, nullptr,
@@ -237,17 +227,6 @@ post_status start_send(endpoint* ep, const LCI_lbuffer_t* buffers, int count,
     op->iov = *iov;
   else
     op->lbuffer = buffers[0];
-  // A long message to a peer that reads it (the native transport with
-  // cross-memory attach): the RTS names this buffer and the target copies
-  // it out as soon as its receive matches, one crossing instead of three.
-  // Up to LCI_SHM_RDV_READ_MAX bytes: the target's progress does the copy,
-  // so a larger one is written by this process instead.
-  // (A test that fails this process's next RDMA keeps the write protocol,
-  // whose writes it fails.)
-  op->target_reads = !iov && !alloc_at_target && buffers[0].length != 0 &&
-                     buffers[0].length <= d.rdv_read_max &&
-                     d.rdv_read_of[static_cast<size_t>(rank)] &&
-                     !g_test_fail_next_rdma.load(std::memory_order_relaxed);
   op->set_count(static_cast<uint32_t>(count));
   for (int i = 0; i < count; ++i) {
     op->bufs[i].local = static_cast<char*>(buffers[i].address);
@@ -320,12 +299,8 @@ namespace {
 void complete_rts(device& d, recv_ctx* c, packet* p) {
   rts_payload h;
   memcpy(&h, p->payload(), sizeof(h));
-  // rts_read: the sender's buffer, read from here (validated: a long message).
-  const bool read = p->in.kind == msg_kind::rts_read;
-  read_source src{0, 0};
-  if (read) memcpy(&src, p->payload() + sizeof(rts_payload), sizeof(src));
   rdv_op* op = new_rdv(d);
-  op->role = read ? rdv_role::recv_read : rdv_role::recv;
+  op->role = rdv_role::recv;
   op->ep = c->ep;
   op->rank = p->in.src_rank;
   op->tag = p->in.tag;
@@ -353,17 +328,6 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
           h.count ? "LCI_recvv" : "LCI_recvl", static_cast<unsigned long long>(h.size), op->rank,
           op->tag);
   }
-  if (read) {
-    // Read what fits the receive; the sender learns the outcome from the
-    // read_fin that on_reads_finished sends.
-    rdv_buffer& b = op->bufs[0];
-    b.remote = rtr_payload::remote{src.address, src.rkey, h.size};
-    b.length = std::min<size_t>(b.length, h.size);
-    op->peer_id = h.send_id;
-    op->have_remote = true;
-    start_rdma(d, op);
-    return;
-  }
   if (h.size == 0 && h.count == 0) {
     // Nothing to move: the sender completed when its RTS left.
     finish(d, op, true);
@@ -373,17 +337,6 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
 }
 
 LCI_MATCHED(msg_kind::rts, complete_rts);
-LCI_MATCHED(msg_kind::rts_read, complete_rts);
-
-// The target's reads of an rts_read finished (op->flag says how): the
-// sender's buffer is free, and its send completes as the reads did.
-void on_reads_finished(device& d, rdv_op* op) {
-  read_fin_payload f{op->peer_id, op->flag == LCI_OK ? 1u : 0u, 0};
-  send_control(d, op->rank, make_control_imm(control_kind::read_fin), &f, sizeof(f));
-  finish(d, op, true);
-}
-
-LCI_RDMA_FINISHED(rdv_role::recv_read, on_reads_finished);
 
 // A putla/putva asks to write into a buffer this process allocates.
 arrival on_rts_alloc(device& d, endpoint* ep, packet* p) {
@@ -458,7 +411,7 @@ arrival on_rtr(device& d, packet* p) {
   const auto* rtr = reinterpret_cast<const rtr_payload*>(p->payload());
   rdv_op* op = peer_op(d, rtr->send_id, rank, origin_roles);
   // One RTR per op, with one remote buffer per local one.
-  if (!op || op->have_remote || op->target_reads || rtr->count != op->count) {
+  if (!op || op->have_remote || rtr->count != op->count) {
     drop_message(d, p, "RTR", !op ? "rendezvous id" : "RTR count", rank);
     return arrival::kept;
   }
@@ -520,22 +473,7 @@ arrival on_nack(device& d, packet* p) {
   return arrival::repost;
 }
 
-// The target of an rts_read is done reading this process's buffer.
-arrival on_read_fin(device& d, packet* p) {
-  read_fin_payload f;
-  memcpy(&f, p->payload(), sizeof(f));
-  rdv_op* op = peer_op(d, f.id, p->in.src_rank, role_bit(rdv_role::send));
-  if (!op || !op->target_reads) {
-    drop_message(d, p, "read completion", "rendezvous id", p->in.src_rank);
-    return arrival::kept;
-  }
-  if (f.ok != 1) op->flag = LCI_ERR_FATAL;
-  finish(d, op, false);
-  return arrival::repost;
-}
-
 LCI_CONTROL_ARRIVAL(control_kind::rtr, on_rtr);
-LCI_CONTROL_ARRIVAL(control_kind::read_fin, on_read_fin);
 LCI_CONTROL_ARRIVAL(control_kind::fin, on_fin);
 LCI_CONTROL_ARRIVAL(control_kind::abort, on_abort);
 LCI_CONTROL_ARRIVAL(control_kind::nack, on_nack);

@@ -14,15 +14,6 @@
 // completes with LCI_ERR_RETRY); an origin whose writes failed sends an
 // abort instead of the FIN (the target completes with LCI_ERR_FATAL).
 //
-// Protocol of a long send to a peer that reads (rts_read: the native
-// transport with cross-memory attach and no network backend, up to
-// LCI_SHM_RDV_READ_MAX bytes):
-//   origin: RTS {send id, size, its buffer's address and key} -> target
-//   target: reads the data once its receive matches (one copy), completes,
-//   target: read_fin {send id, ok}  -> origin completes (LCI_ERR_FATAL if
-//           the read failed, as does the receive).
-// One crossing before the data moves instead of three (RTS, RTR, FIN).
-//
 // RTS and RTR are built in a packet (or on the stack when they fit the
 // backend's inject size). The handlers of the RTS (matched with its
 // receive: LCI_MATCHED), of putla's RTS, of RTR/FIN/NACK/abort, of a write

@@ -51,13 +51,6 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
       const uint64_t extra = uint64_t{h.count} * sizeof(uint64_t) + h.piggy_length;
       return extra <= len - sizeof(rts_payload) ? nullptr : "RTS count";
     }
-    case msg_kind::rts_read: {
-      // A long message only: no iovec lengths, no piggy-back bytes.
-      if (len != sizeof(rts_payload) + sizeof(read_source)) return "length (read RTS)";
-      rts_payload h;
-      memcpy(&h, payload, sizeof(h));
-      return h.count == 0 && h.piggy_length == 0 ? nullptr : "RTS count";
-    }
     case msg_kind::notify: {
       if (len < sizeof(notify_payload)) return "length (truncated notify)";
       notify_payload n;
@@ -90,8 +83,6 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
         case control_kind::abort:
         case control_kind::getv_reply:
           return len >= sizeof(fin_payload) ? nullptr : "length (truncated control message)";
-        case control_kind::read_fin:
-          return len >= sizeof(read_fin_payload) ? nullptr : "length (truncated control message)";
         case control_kind::gfence: {
           if (len < sizeof(gfence_payload)) return "length (truncated gfence)";
           gfence_payload g;

@@ -80,13 +80,6 @@ void read_as_handler(uint32_t imm, const char* payload, size_t len) {
       touch(extra + sizeof(uint64_t) * h.count, h.piggy_length);
       return;
     }
-    case msg_kind::rts_read: {
-      rts_payload h;
-      std::memcpy(&h, payload, sizeof(h));
-      require(h.count == 0 && h.piggy_length == 0);
-      touch(payload + sizeof(rts_payload), sizeof(read_source));
-      return;
-    }
     case msg_kind::notify: {
       notify_payload n;
       std::memcpy(&n, payload, sizeof(n));
@@ -111,9 +104,6 @@ void read_as_handler(uint32_t imm, const char* payload, size_t len) {
         case control_kind::nack:
         case control_kind::abort:
           touch(payload, sizeof(fin_payload));
-          return;
-        case control_kind::read_fin:
-          touch(payload, sizeof(read_fin_payload));
           return;
         case control_kind::getv_reply:
           touch(payload, len);

@@ -7,10 +7,6 @@
 //                   dynamic recvl, the putla's target completion), never
 //                   LCI_OK on data that did not arrive. A sendl and a putla
 //                   after them arrive intact.
-//   failed_read     (native transport) The receiver's read of an LCI_sendl
-//                   it reads at the target fails (LCIT_fail_next_rdma at the
-//                   receiver): both sides complete with an error; a sendl
-//                   after it arrives intact.
 //   recvl_no_memory Rank 1 caps its address space (RLIMIT_AS) and posts a
 //                   dynamic LCI_recvl for a 4 GiB message: the process aborts
 //                   with a message (API: a dynamic receive that cannot
@@ -137,59 +133,6 @@ void case_failed_rdv() {
   LCI_barrier();
 }
 
-// The target's read of an rts_read fails (the native transport reads long
-// messages up to LCI_SHM_RDV_READ_MAX at the target; the receiver arms the
-// hook, so its read is the RDMA that fails): the receive and the send both
-// complete with an error. Where the receiver posted no read the receive
-// would complete with LCI_OK and the test fails. A sendl after them arrives.
-void case_failed_read() {
-  const bool origin = LCI_RANK == 0;
-  comp lc(LCI_COMPLETION_QUEUE);
-  for (const mem_kind kind : {mem_kind::registered, mem_kind::dynamic}) {
-    const LCI_tag_t tag = kind == mem_kind::registered ? 91 : 92;
-    phase(kind == mem_kind::registered ? "sendl whose read fails, into the receiver's buffer"
-                                       : "sendl whose read fails, into a dynamic recvl");
-    if (origin) {
-      lbuf b(mem_kind::registered, k_len);
-      fill(b.data(), k_len, static_cast<uint8_t>(tag));
-      LCI_barrier();  // the receiver armed the hook and posted its receive
-      RETRY(LCI_sendl(LCI_UR_ENDPOINT, b.view(), 1, tag, lc.handle(), nullptr));
-      const LCI_request_t r = lc.take1("the sendl whose read failed", k_short_wait_s);
-      EXPECT(r.flag != LCI_OK && r.rank == 1 && r.tag == tag,
-             "a sendl whose target failed to read it completed with {flag %d, rank %d, tag %u}",
-             r.flag, r.rank, r.tag);
-    } else {
-      lbuf b(kind, kind == mem_kind::registered ? k_len : 0);
-      OK(LCIT_fail_next_rdma());
-      RETRY(LCI_recvl(LCI_UR_ENDPOINT, b.view(), 0, tag, lc.handle(), nullptr));
-      LCI_barrier();
-      const LCI_request_t r = lc.take1("the recvl whose read failed", k_short_wait_s);
-      EXPECT(r.flag != LCI_OK && r.rank == 0 && r.tag == tag,
-             "a recvl whose read failed completed with {flag %d, rank %d, tag %u}", r.flag,
-             r.rank, r.tag);
-      if (kind == mem_kind::dynamic && r.data.lbuffer.address) LCI_lbuffer_free(r.data.lbuffer);
-    }
-    LCI_barrier();
-  }
-
-  phase("sendl after the failed reads");
-  if (origin) {
-    lbuf b(mem_kind::registered, k_len);
-    fill(b.data(), k_len, 93);
-    RETRY(LCI_sendl(LCI_UR_ENDPOINT, b.view(), 1, 93, lc.handle(), nullptr));
-    EXPECT(lc.take1("the sendl's completion", k_short_wait_s).flag == LCI_OK, "sendl failed");
-  } else {
-    lbuf b(mem_kind::registered, k_len);
-    RETRY(LCI_recvl(LCI_UR_ENDPOINT, b.view(), 0, 93, lc.handle(), nullptr));
-    const LCI_request_t r = lc.take1("the recvl", k_short_wait_s);
-    EXPECT(r.flag == LCI_OK && r.data.lbuffer.length == k_len, "recvl {flag %d, %zu bytes}",
-           r.flag, r.data.lbuffer.length);
-    const size_t bad = mismatch(b.data(), k_len, 93);
-    EXPECT(bad == SIZE_MAX, "byte %zu of the sendl differs", bad);
-  }
-  LCI_barrier();
-}
-
 void case_recvl_no_memory() {
   constexpr size_t k_huge = size_t(4) << 30;
   comp lc(LCI_COMPLETION_QUEUE);
@@ -223,11 +166,9 @@ int main(int argc, char** argv) {
   if (LCI_NUM_PROCESSES != 2) die("needs exactly 2 ranks");
   if (which == "failed_rdv")
     case_failed_rdv();
-  else if (which == "failed_read")
-    case_failed_read();
   else if (which == "recvl_no_memory")
     case_recvl_no_memory();
   else
-    die("usage: rdv_failures --case failed_rdv|failed_read|recvl_no_memory");
+    die("usage: rdv_failures --case failed_rdv|recvl_no_memory");
   return harness_finish(("rdv_failures " + which).c_str());
 }
