@@ -627,6 +627,22 @@ LCI_API LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank) LCI_NO
 LCI_API LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_counts_t* counts)
     LCI_NOEXCEPT;
 
+/* Peer failure. By default (LCI_PEER_FAILURE=abort) a rank that dies ends
+ * the job. With LCI_PEER_FAILURE=continue the job goes on without it: once
+ * a rank is known dead (on this host within a second of its death, while
+ * LCI_progress is called), the receives posted for it complete with
+ * flag LCI_ERR_FATAL and rank set to it, new operations naming it return
+ * LCI_ERR_FATAL at once (never LCI_ERR_RETRY), receives from LCI_RANK_ANY
+ * stay posted for the living, and LCI_barrier returns LCI_ERR_FATAL;
+ * LCI_finalize completes among the living (under a launcher that keeps them
+ * running: lcrun --keep-going). A rank that hangs without dying is not
+ * detected. */
+/** 1 once `rank` is known to have failed, else 0 (extension). */
+LCI_API int LCIX_peer_failed(int rank) LCI_NOEXCEPT;
+/** Registers `fn`, run inside LCI_progress once per failed peer with its rank and `ctx`
+ * (NULL: none); ranks that failed before the call are reported too. */
+LCI_API LCI_error_t LCIX_on_peer_failure(void (*fn)(int rank, void* ctx), void* ctx) LCI_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

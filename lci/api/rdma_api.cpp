@@ -28,6 +28,7 @@ LCI_iovec_t single(LCI_lbuffer_t* b) {
 
 LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_sendl", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendl", "completion", ep, LCI_PORT_COMMAND, completion, false));
@@ -39,12 +40,13 @@ LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvl", ep, rank, tag));
   LCI_CHECK(buffer.address ? debug::check_local_lbuffer("LCI_recvl", "buffer", buffer, ep) : LCI_OK);
   LCI_CHECK(debug::check_port_comp("LCI_recvl", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    buffer.address == nullptr));
   post_recv(to_endpoint(ep), rank, tag, buffer.address, buffer.length,
-                   false, completion, user_context, buffer.segment);
+                   false, completion, user_context, buffer.segment, nullptr, false, true);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);
@@ -53,6 +55,7 @@ LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_sendv", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendv", "completion", ep, LCI_PORT_COMMAND, completion, false));
@@ -64,6 +67,7 @@ LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
 
 LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_recvv", "iovec", iovec, true, true, false, ep));
   LCI_CHECK(debug::check_port_comp("LCI_recvv", "completion", ep, LCI_PORT_MESSAGE, completion,
@@ -81,6 +85,7 @@ LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
 
 LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag,
                      uintptr_t remote_completion) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_puts", ep, rank, tag));
   return to_error(put_eager(to_endpoint(ep), &src, LCI_SHORT_SIZE, rank, tag, remote_completion, true,
                    nullptr, nullptr));
@@ -91,6 +96,7 @@ LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag
 
 LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       uintptr_t remote_completion) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putma", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putma", "buffer", buffer));
   return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
@@ -102,6 +108,7 @@ LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmna", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmna", "buffer", buffer));
   return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
@@ -114,6 +121,7 @@ LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion, LCI_comp_t local_completion,
                        void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmac", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmac", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_putmac", "local_completion", ep, LCI_PORT_COMMAND,
@@ -128,6 +136,7 @@ LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 
 LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                      LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putm", "buffer", buffer));
   LCI_CHECK(remote_buffer.length >= buffer.length && (remote_buffer.address || !buffer.length)
@@ -143,6 +152,7 @@ LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_
 
 LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmn", "buffer", buffer));
   LCI_CHECK(remote_buffer.length >= buffer.length && (remote_buffer.address || !buffer.length)
@@ -160,6 +170,7 @@ LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putla", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putla", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putla", "completion", ep, LCI_PORT_COMMAND, completion, false));
@@ -172,6 +183,7 @@ LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t comple
 
 LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putva", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putva", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putva", "completion", ep, LCI_PORT_COMMAND, completion, false));
@@ -185,6 +197,7 @@ LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completio
 LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_lbuffer_t remote_buffer,
                      uintptr_t remote_completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putl", "local_buffer", local_buffer, ep));
   LCI_CHECK(debug::check_remote_lbuffer("LCI_putl", "remote_buffer", remote_buffer, ep));
@@ -205,6 +218,7 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
                      LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                      LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
                      void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_getl", ep, rank, tag));
   LCI_CHECK(local_buffer && local_buffer->address
                 ? LCI_OK
@@ -230,6 +244,7 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
 LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false, true, ep));
   LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false, false, ep));
@@ -249,6 +264,7 @@ LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
 LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_getv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_getv", "local_iovec", local_iovec, true, false, false, ep));
   LCI_CHECK(debug::check_iovec("LCI_getv", "remote_iovec", remote_iovec, false, false, true, ep));

@@ -53,7 +53,8 @@ LCI_error_t LCI_finalize() noexcept try {
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
-  runtime_barrier();
+  // After a peer failed, only the launcher's barrier knows who is left.
+  if (!g_any_peer_failed.load(std::memory_order_acquire)) runtime_barrier();
   runtime_finalize();
   return LCI_OK;
 } catch (...) {
@@ -63,8 +64,7 @@ LCI_error_t LCI_finalize() noexcept try {
 
 LCI_error_t LCI_barrier() noexcept try {
   LCI_CHECK(check_initialized("LCI_barrier"));
-  runtime_barrier();
-  return LCI_OK;
+  return runtime_barrier() ? LCI_OK : LCI_ERR_FATAL;
 } catch (...) {
   lci::log_exception(__func__);
   return LCI_ERR_FATAL;
@@ -284,6 +284,22 @@ LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr) noexcept try {
   LCI_DEBUG_ONLY(debug::untrack(*ep_ptr));
   endpoint_destroy(to_endpoint(*ep_ptr));
   *ep_ptr = nullptr;
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
+LCI_API int LCIX_peer_failed(int rank) noexcept try {
+  return lci::peer_failed(rank) ? 1 : 0;
+} catch (...) {
+  lci::log_exception(__func__);
+  return 0;
+}
+
+LCI_API LCI_error_t LCIX_on_peer_failure(void (*fn)(int rank, void* ctx), void* ctx) noexcept try {
+  LCI_CHECK(check_initialized("LCIX_on_peer_failure"));
+  lci::set_peer_failure_callback(fn, ctx);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);

@@ -8,6 +8,7 @@ using namespace lci;
 
 
 LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sends", ep, rank, tag));
   return to_error(send_eager(to_endpoint(ep), msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag,
                     nullptr, nullptr));
@@ -18,6 +19,7 @@ LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t ta
 
 LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                       void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvs", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvs", "completion", ep, LCI_PORT_MESSAGE, completion, false));
   endpoint* e = to_endpoint(ep);
@@ -30,6 +32,7 @@ LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t com
 
 LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                       LCI_tag_t tag) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendm", "buffer", buffer));
   return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
@@ -41,6 +44,7 @@ LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
 
 LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                        LCI_tag_t tag) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmn", "buffer", buffer));
   return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
@@ -52,6 +56,7 @@ LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
 
 LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        LCI_comp_t completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendmc", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmc", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_sendmc", "completion", ep, LCI_PORT_COMMAND, completion, false));
@@ -66,6 +71,7 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvm", ep, rank, tag));
   // The buffer may be larger than any medium message; it must exist.
   LCI_CHECK(buffer.address || !buffer.length
@@ -84,6 +90,7 @@ LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                        void* user_context) noexcept try {
+  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvmn", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvmn", "completion", ep, LCI_PORT_MESSAGE, completion, true));
   endpoint* e = to_endpoint(ep);

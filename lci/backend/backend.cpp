@@ -63,6 +63,7 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
     o.max_payload = s.max_payload;
     o.cma = s.native_cma;
     o.test_no_cma_rank = s.native_test_no_cma_rank;
+    o.peer_failed = s.peer_failed;
     native_.emplace(me, nranks, group_index, o);
   }
   // One exchange decides every route: "host key,segment address", or "off".

@@ -151,8 +151,9 @@ class network_device final {
     return is_ofi() ? ofi_->open_key(peer, sealed, a, b, c) : sealed;
   }
   bool open_sealed(completion& c, const void* buf) { return ofi_->open_sealed(c, buf); }
-  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
-    if (is_ofi()) ofi_->check_delivery(boot, progress);
+  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
+                      const std::function<bool(int)>& failed) {
+    if (is_ofi()) ofi_->check_delivery(boot, progress, failed);
   }
   void end_of_batch() {
     if (is_ofi()) ofi_->end_of_batch();
@@ -303,9 +304,11 @@ class backend_device final {
   // strips the message's trailer; fatal for a member's forged message.
   // False: the message was the backend's own (its buffer goes back).
   bool open_sealed(completion& c, const void* buf) { return net_->open_sealed(c, buf); }
-  // Collective at teardown: every message a peer sent arrived (or fatal).
-  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress) {
-    if (net_) net_->check_delivery(boot, progress);
+  // Collective at teardown: every message a peer sent arrived (or fatal);
+  // ranks for which failed(rank) is true (dead peers) are left out.
+  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
+                      const std::function<bool(int)>& failed) {
+    if (net_) net_->check_delivery(boot, progress, failed);
   }
   // After the core handled the completions one poll() returned.
   void end_of_batch() {

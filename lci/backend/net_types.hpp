@@ -63,6 +63,9 @@ struct settings {
   bool native_cma = false;      // LCI_SHM_CMA
   uint64_t native_ring_cells = 0;  // LCI_SHM_RING_SIZE
   int native_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
+  // LCI_PEER_FAILURE=continue: a peer found dead is reported here (any
+  // thread, once per peer) instead of ending the job; nullptr: end it.
+  void (*peer_failed)(int rank, const char* why) = nullptr;
 };
 
 // What a registration allows: `source` memory is only read by this

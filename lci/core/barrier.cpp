@@ -11,15 +11,24 @@
 
 namespace lci {
 
-void runtime_barrier() { runtime_barrier_with(*g_runtime->barrier_ep->dev); }
+bool runtime_barrier() { return runtime_barrier_with(*g_runtime->barrier_ep->dev); }
 
-void runtime_barrier_with(device& also) {
+bool runtime_barrier_with(device& also) {
   runtime& rt = *g_runtime;
   const int n = LCI_NUM_PROCESSES;
-  if (n == 1) return;
+  if (n == 1) return true;
+  if (g_any_peer_failed.load(std::memory_order_acquire)) return false;
   endpoint* ep = rt.barrier_ep;
   device& d = *ep->dev;
-  comp_sync sync(1);  // not in the registry: no message can name it
+  // Not in the registry: no message can name it. On the heap: a barrier
+  // given up after a peer failed leaves its receive posted, and the object
+  // it signals must outlive it (freed at LCI_finalize).
+  auto* sync = new comp_sync(1);
+  auto give_up = [&] {
+    std::lock_guard<std::mutex> g(rt.devices_mutex);
+    rt.abandoned_syncs.push_back(sync);
+    return false;
+  };
   const uint32_t seq = rt.barrier_seq++;
   LCI_short_t token;
   memset(&token, 0, sizeof(token));
@@ -29,17 +38,25 @@ void runtime_barrier_with(device& also) {
     const int to = (LCI_RANK + dist) % n;
     const int from = (LCI_RANK - dist + n) % n;
     const LCI_tag_t tag = barrier_tag(seq, round);
-    post_recv(ep, from, tag, nullptr, 0, false, &sync, nullptr);
+    post_recv(ep, from, tag, nullptr, 0, false, sync, nullptr);
     while (send_eager(ep, msg_kind::short_msg, &token, LCI_SHORT_SIZE, to, tag, nullptr,
                       nullptr) != post_status::ok) {
       d.progress();
       if (&also != &d) also.progress();
+      if (g_any_peer_failed.load(std::memory_order_acquire)) return give_up();
     }
-    while (!sync.test(nullptr)) {
+    // (A receive from a failed peer completes with an error; a living
+    // peer that saw the failure first stops sending: both end the wait.)
+    LCI_request_t r;
+    while (!sync->test(&r)) {
       d.progress();
       if (&also != &d) also.progress();
+      if (g_any_peer_failed.load(std::memory_order_acquire)) return give_up();
     }
+    if (r.flag != LCI_OK) return give_up();
   }
+  delete sync;
+  return true;
 }
 
 }  // namespace lci

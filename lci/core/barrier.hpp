@@ -25,9 +25,11 @@ static_assert(barrier_tag(barrier_seq_mask, (1u << barrier_round_bits) - 1) == 0
               "barrier tags fit 16 bits");
 static_assert(barrier_tag(1, 0) != barrier_tag(0, 31) && barrier_tag(0, 16) != barrier_tag(1, 0),
               "rounds do not spill into the sequence bits");
-void runtime_barrier();
+// False (at once, or as soon as it is known) when a peer has failed
+// (LCI_PEER_FAILURE=continue): the barrier cannot complete without it.
+bool runtime_barrier();
 // The same, progressing `also` too while it waits (a device whose backlog
 // may hold messages peers are waiting for).
-void runtime_barrier_with(device& also);
+bool runtime_barrier_with(device& also);
 
 }  // namespace lci

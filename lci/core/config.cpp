@@ -168,6 +168,7 @@ constexpr const char* device_lock_words_text = "none, block or try";
 constexpr const char* log_level_words = "error, warn, diag, info, debug or trace";
 constexpr const char* backend_words = "ofi or ibv";
 constexpr const char* wait_policy_words = "threads, spin, fibers or tbb";
+constexpr const char* peer_failure_words = "abort or continue";
 
 const char* type_name(kind k) {
   switch (k) {
@@ -180,6 +181,7 @@ const char* type_name(kind k) {
     case kind::device_lock_mode:
     case kind::log_level:
     case kind::backend:
+    case kind::peer_failure:
     case kind::wait_policy: return "word";
     case kind::text: return "text";
   }
@@ -199,6 +201,7 @@ std::string range_text(const entry& e) {
     case kind::log_level: return log_level_words;
     case kind::backend: return backend_words;
     case kind::wait_policy: return wait_policy_words;
+    case kind::peer_failure: return peer_failure_words;
     case kind::text:
       return e.category == config_category::bootstrap ? "text, checked by the bootstrap" : "any text";
     case kind::derived: return "";
@@ -278,6 +281,11 @@ void apply(const entry& e, config& c, const char* value) {
     case kind::backend:
       if (strcmp(value, "ofi") && strcmp(value, "ibv")) bad_value(e.name, value, backend_words);
       *static_cast<std::string*>(target) = value;
+      return;
+    case kind::peer_failure:
+      if (!strcmp(value, "abort")) *static_cast<bool*>(target) = false;
+      else if (!strcmp(value, "continue")) *static_cast<bool*>(target) = true;
+      else bad_value(e.name, value, peer_failure_words);
       return;
     case kind::wait_policy:
       for (auto& w : wait_words)
@@ -378,6 +386,7 @@ std::string format(const entry& e, const config& c) {
     case kind::derived: return std::to_string(*static_cast<const int*>(v));
     case kind::size: return std::to_string(*static_cast<const size_t*>(v));
     case kind::boolean: return *static_cast<const bool*>(v) ? "1" : "0";
+    case kind::peer_failure: return *static_cast<const bool*>(v) ? "continue" : "abort";
     case kind::rdv: return *static_cast<const LCI_rdv_protocol_t*>(v) == LCI_RDV_WRITE ? "write" : "writeimm";
     case kind::try_lock_mode: {
       static const struct { const char* word; uint64_t bit; } bits[] = {

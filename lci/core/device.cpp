@@ -64,6 +64,7 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   net::settings backend = backend_settings();
   backend.max_payload = recv_size;
   backend.native_test_no_cma_rank = g_test_no_cma_rank.load(std::memory_order_relaxed);
+  if (peer_failure_continues()) backend.peer_failed = &mark_peer_failed;
   net = std::make_unique<net::backend_device>(boot, group_index, backend);
   // The network backend may append a trailer (message authentication) to
   // what it sends and receives: it goes in the packet's slack.
@@ -116,6 +117,7 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   // Per peer: its route's limit (on this host unlimited with cross-memory
   // attach, one cell where the data is pipelined).
   rdma_piece_of.assign(static_cast<size_t>(boot.size()), rdma_piece);
+  swept.assign(static_cast<size_t>(boot.size()), 0);
   for (int r = 0; r < boot.size(); ++r) {
     size_t route_max = net->max_message_size(r);
     if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))

@@ -24,6 +24,7 @@
 #include "lci/backend/backend.hpp"
 #include "lci/util/spin.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
+#include "lci/core/peer_failure.hpp"
 #include "lci/core/protocol.hpp"
 #include "lci/core/rdv_table.hpp"
 #include "lci/core/status.hpp"
@@ -50,6 +51,7 @@ struct recv_ctx {
   LCI_segment_t segment;  // recvl: the buffer's segment
   LCI_iovec_t iov;        // recvv: the caller's iovec (lbuffers NULL = allocate)
   bool want_packet;       // recvmn: hand the packet to the caller
+  LCI_data_type_t type;   // what the receive completes as (for a failed peer's error)
   bool heap;              // allocated with new (the descriptor pool was empty)
 };
 
@@ -137,6 +139,11 @@ struct device {
 #ifdef LCI_PROFILE
   device_profile prof;
 #endif
+  // Failed peers (peer_failure.hpp): the epoch this device last swept at,
+  // and per rank whether it was swept; the lock serialises sweeps.
+  alignas(64) std::atomic<uint32_t> failure_epoch_seen{0};
+  std::mutex failure_lock;
+  std::vector<uint8_t> swept;
 
   // The longest RDMA piece towards `rank`.
   size_t piece_for(int rank) const {
@@ -217,6 +224,8 @@ struct device {
   [[gnu::always_inline]] bool progress() {
     if (__builtin_expect((backlog_size.load(std::memory_order_relaxed) |
                           recv_deficit.load(std::memory_order_relaxed)) == 0 &&
+                             g_peer_failure_epoch.load(std::memory_order_relaxed) ==
+                                 failure_epoch_seen.load(std::memory_order_relaxed) &&
                              !net->may_have_work(),
                          1)) {
 #ifdef LCI_PROFILE
@@ -229,6 +238,9 @@ struct device {
   }
   // The pass itself (progress.cpp).
   [[gnu::noinline]] bool progress_pass();
+  // Frees the control messages queued in the backlog for `rank` (a failed
+  // peer); returns how many.
+  int drop_backlog_to(int rank);
   packet* get_send_packet_slow(packet* p);
   reg_cache& reg_cache_for(net::mr_access access) {
     return access == net::mr_access::source ? *source_regs : *regs;

@@ -16,6 +16,12 @@ namespace lci {
 // ---- control messages ------------------------------------------------------------
 
 void send_control(device& d, int rank, uint32_t imm, const void* data, size_t length) {
+  // A failed peer reads nothing more (and a full ring of its would keep
+  // the message in the backlog forever).
+  if (peer_refused(rank)) {
+    if (d.owns_packet(data)) d.put_packet(static_cast<packet*>(d.packets->packet_of(data)));
+    return;
+  }
   if (d.backlog_empty() &&
       send_eager(d, nullptr, imm, const_cast<void*>(data), length, rank, 0, nullptr, nullptr) ==
           post_status::ok)

@@ -265,9 +265,14 @@ inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
                                                    LCI_comp_t comp, void* user_context,
                                                    LCI_segment_t segment = nullptr,
                                                    const LCI_iovec_t* iov = nullptr,
-                                                   bool always_signal = false) {
+                                                   bool always_signal = false,
+                                                   bool long_recv = false) {
   device& d = *ep->dev;
   recv_ctx* c = d.get_ctx();
+  c->type = iov ? LCI_IOVEC
+            : long_recv ? LCI_LONG
+            : (want_packet || buffer) ? LCI_MEDIUM
+                                      : LCI_IMMEDIATE;
   c->segment = segment;
   c->iov.lbuffers = nullptr;
   if (iov) c->iov = *iov;
@@ -286,9 +291,9 @@ inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
 inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_t capacity,
                       bool want_packet, LCI_comp_t comp, void* user_context,
                       LCI_segment_t segment = nullptr, const LCI_iovec_t* iov = nullptr,
-                      bool always_signal = false) {
+                      bool always_signal = false, bool long_recv = false) {
   post_recv_keyed(ep, recv_key(ep, rank, tag), buffer, capacity, want_packet, comp, user_context,
-                  segment, iov, always_signal);
+                  segment, iov, always_signal, long_recv);
 }
 
 // The receives of recvs and recvm (into `buffer`) and of recvmn (into a

@@ -195,6 +195,22 @@ bool device::drain_backlog() {
   return did;
 }
 
+int device::drop_backlog_to(int rank) {
+  std::lock_guard<spin_lock> g(backlog_lock);
+  int n = 0;
+  for (auto it = backlog.begin(); it != backlog.end();) {
+    if (it->what != backlog_op::op::message || it->rank != rank) {
+      ++it;
+      continue;
+    }
+    if (it->pkt) put_packet(it->pkt);
+    it = backlog.erase(it);
+    backlog_size.fetch_sub(1, std::memory_order_relaxed);
+    ++n;
+  }
+  return n;
+}
+
 // ---- dropped messages --------------------------------------------------------------
 
 std::atomic<uint64_t> g_dropped_messages{0};
@@ -282,6 +298,12 @@ void device::replace_receive() {
 
 bool device::progress_pass() {
   bool did = false;
+  if (__builtin_expect(g_peer_failure_epoch.load(std::memory_order_relaxed) !=
+                           failure_epoch_seen.load(std::memory_order_relaxed),
+                       0)) {
+    sweep_failed_peers(*this);
+    did = true;
+  }
   if (backlog_size.load(std::memory_order_relaxed)) did |= drain_backlog();
   if (recv_deficit.load(std::memory_order_relaxed)) did |= refill_receives();
   if (!progress_lock.try_lock()) {

@@ -85,7 +85,7 @@ void device_destroy(device* d) {
   rt.boot->barrier();
   // Where messages are authenticated: every one a peer sent has arrived
   // (a connection taken over loses them silently otherwise).
-  d->net->check_delivery(*rt.boot, [d] { d->progress(); });
+  d->net->check_delivery(*rt.boot, [d] { d->progress(); }, [](int r) { return peer_failed(r); });
   {
     std::lock_guard<std::mutex> guard(rt.devices_mutex);
     remove_pool_owner(d);
@@ -152,6 +152,7 @@ void runtime_initialize() {
   rt.boot = &bootstrap::acquire();
   LCI_RANK = rt.boot->rank();
   LCI_NUM_PROCESSES = rt.boot->size();
+  peer_failure_initialize(LCI_NUM_PROCESSES, settings().peer_failure_continue);
   log_set_rank(LCI_RANK);
   // As in LCI 1.7.9: programs may use LCT's logging after LCI_initialize.
   LCT_init();
@@ -185,7 +186,9 @@ void runtime_finalize() {
   // Devices the program did not free go too, LCI_UR_DEVICE last.
   while (!rt.devices.empty()) device_destroy(rt.devices.back());
   LCI_UR_DEVICE = nullptr;
+  for (comp_sync* c : rt.abandoned_syncs) delete c;
   free_handlers();
+  peer_failure_finalize();
   delete g_runtime;
   g_runtime = nullptr;
   bootstrap::release();

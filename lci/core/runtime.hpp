@@ -22,6 +22,8 @@
 
 namespace lci {
 
+class comp_sync;
+
 inline constexpr uint32_t plist_magic = 0x4c434950u;
 
 struct plist {
@@ -45,8 +47,11 @@ struct runtime {
   uint32_t barrier_seq = 0;
   endpoint* barrier_ep = nullptr;
   std::atomic<endpoint*> endpoints[max_endpoint_index + 1] = {};
-  std::mutex devices_mutex;      // creation/destruction only
+  std::mutex devices_mutex;      // creation/destruction only (and abandoned_syncs)
   std::vector<device*> devices;
+  // Barriers given up after a peer failed: what their posted receives
+  // signal, freed once the devices are gone.
+  std::vector<comp_sync*> abandoned_syncs;
 };
 
 extern runtime* g_runtime;

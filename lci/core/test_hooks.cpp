@@ -132,6 +132,17 @@ LCI_API LCI_error_t LCIT_native_refuse_cma(int rank) noexcept try {
   return LCI_ERR_FATAL;
 }
 
+LCI_API LCI_error_t LCIT_fail_peer(int rank) noexcept try {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  if (!lci::peer_failure_continues() || rank < 0 || rank >= LCI_NUM_PROCESSES || rank == LCI_RANK)
+    return LCI_ERR_FATAL;
+  lci::mark_peer_failed(rank, "LCIT_fail_peer");
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
 LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) noexcept try {
   if (!device || rank < 0 || rank >= LCI_NUM_PROCESSES) return 0;
   return lci::to_device(device)->piece_for(rank);

@@ -37,6 +37,9 @@
 //       cross-memory attach to rank as refused by the kernel (its bulk data
 //       is pipelined through the rings), as Yama or a container would.
 //   LCIT_rdma_piece(device, rank): the longest RDMA piece towards rank.
+//   LCIT_fail_peer(rank): this process treats rank as failed, as if its
+//       death had been detected (LCI_PEER_FAILURE=continue only; otherwise
+//       LCI_ERR_FATAL).
 #pragma once
 
 #include <atomic>

@@ -124,6 +124,37 @@ class match_table {
     return nullptr;
   }
 
+  // Unlinks every entry for which pred(entry) is true and appends it to
+  // *out, bucket by bucket under each bucket's lock (O(nbuckets); for the
+  // rare sweeps of a failed peer, never on the data path).
+  template <class Pred, class Out>
+  void remove_if(Pred&& pred, Out* out) {
+    for (size_t i = 0; i <= mask_; ++i) {
+      bucket& b = buckets_[i];
+      if (b.count.load(std::memory_order_relaxed) == 0) continue;
+      b.lock.lock();
+      match_node* prev = nullptr;
+      for (match_node* cur = b.head; cur != nullptr;) {
+        match_node* next = cur->next;
+        if (!pred(cur)) {
+          prev = cur;
+          cur = next;
+          continue;
+        }
+        if (prev != nullptr)
+          prev->next = next;
+        else
+          b.head = next;
+        if (b.tail == cur) b.tail = prev;
+        b.count.store(b.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+        cur->next = nullptr;
+        out->push_back(cur);
+        cur = next;
+      }
+      b.lock.unlock();
+    }
+  }
+
   // Entries held; a sum of per-bucket snapshots (O(nbuckets); diagnostics).
   size_t size() const noexcept {
     size_t n = 0;

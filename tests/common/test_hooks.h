@@ -18,6 +18,7 @@ LCI_error_t LCIT_fail_next_registrations(int n) LCI_NOEXCEPT;
 LCI_error_t LCIT_limit_message_size(size_t n) LCI_NOEXCEPT;
 LCI_error_t LCIT_coll_internal_comp(uint64_t* handle) LCI_NOEXCEPT;
 uint64_t LCIT_dropped_messages(void) LCI_NOEXCEPT;
+LCI_error_t LCIT_fail_peer(int rank) LCI_NOEXCEPT;
 
 /* A cell of the native transport's rings, field by field (see
  * lci/backend/native/native.hpp): what a faulty or hostile local rank can write. */

@@ -191,11 +191,22 @@ TEST_CASE("lcrun parse_options: --prefix and --hosts") {
   CHECK(p.opts.command == words{"prog", "x"});
 }
 
+TEST_CASE("lcrun parse_options: --keep-going") {
+  parsed p = parse({"-n", "4", "--keep-going", "prog"});
+  CHECK(p.status == -1);
+  CHECK(p.opts.keep_going);
+  CHECK(p.opts.command == words{"prog"});
+  p = parse({"-n", "4", "prog", "--keep-going"});  // the program's argument, not lcrun's
+  CHECK(!p.opts.keep_going);
+  CHECK(p.opts.command == words{"prog", "--keep-going"});
+}
+
 TEST_CASE("lcrun parse_options: help") {
   for (const char* flag : {"-h", "--help"}) {
     parsed p = parse({"-n", "2", flag, "--bogus"});
     CHECK(p.status == 0);
-    CHECK(p.out.rfind("usage: lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--] prog", 0) == 0);
+    CHECK(p.out.rfind("usage: lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--keep-going] [--]",
+                      0) == 0);
     CHECK(p.out.find("at most 4096") != std::string::npos);
     CHECK(p.err.empty());
   }

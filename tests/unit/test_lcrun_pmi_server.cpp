@@ -27,9 +27,11 @@ namespace {
 
 class fake_job final : public lci::lcrun::pmi_job {
  public:
-  explicit fake_job(int nranks) : running_(nranks, true) {}
+  explicit fake_job(int nranks) : running_(nranks, true), failed_(nranks, false) {}
   pid_t pid(int r) const override { return 100 + r; }
   bool running(int r) const override { return running_[r]; }
+  bool failed(int r) const override { return failed_[r]; }
+  bool keeps_going() const override { return keep_going; }
   bool terminating() const override { return terminating_; }
   void raise_status(int s) override { status = std::max(status, s); }
   void terminate() override {
@@ -38,6 +40,8 @@ class fake_job final : public lci::lcrun::pmi_job {
   }
 
   std::vector<bool> running_;
+  std::vector<bool> failed_;  // lcrun --keep-going: failed, left out of barriers
+  bool keep_going = false;
   bool terminating_ = false;
   int status = 0;
   int terminations = 0;
@@ -229,6 +233,56 @@ TEST_CASE("lcrun pmi_server: a barrier a rank can no longer enter ends the job")
     CHECK(h.send(1, "cmd=finalize\n").empty());
     CHECK(h.job.status == 0);
     CHECK(h.job.terminations == 0);
+  }
+}
+
+TEST_CASE("lcrun pmi_server: under --keep-going a failed rank is left out of barriers") {
+  SUBCASE("it fails while the others wait") {
+    harness h(3);
+    CHECK(h.ask(0, "cmd=barrier_in").empty());
+    CHECK(h.ask(2, "cmd=barrier_in").empty());
+    h.job.running_[1] = false;
+    h.job.failed_[1] = true;
+    CHECK(stderr_of([&] { h.server.check_barrier(); }).empty());
+    CHECK(h.replies(0) == "cmd=barrier_out\n");
+    CHECK(h.replies(2) == "cmd=barrier_out\n");
+    CHECK(h.job.terminations == 0);
+  }
+  SUBCASE("later barriers complete without it") {
+    harness h(3);
+    h.job.running_[2] = false;
+    h.job.failed_[2] = true;
+    CHECK(h.ask(0, "cmd=barrier_in").empty());
+    CHECK(h.ask(1, "cmd=barrier_in") == "cmd=barrier_out\n");
+    CHECK(h.replies(0) == "cmd=barrier_out\n");
+    CHECK(h.job.terminations == 0);
+  }
+  SUBCASE("a closed connection waits for the rank's exit status") {
+    harness h(3);
+    h.job.keep_going = true;
+    CHECK(h.ask(0, "cmd=barrier_in").empty());
+    CHECK(h.ask(1, "cmd=barrier_in").empty());
+    ::close(h.client[2]);
+    h.client[2] = -1;
+    CHECK(stderr_of([&] { h.server.receive(2); }).empty());  // still running: not decided
+    CHECK(h.job.terminations == 0);
+    h.job.running_[2] = false;
+    h.job.failed_[2] = true;
+    CHECK(stderr_of([&] { h.server.check_barrier(); }).empty());
+    CHECK(h.replies(0) == "cmd=barrier_out\n");
+    CHECK(h.replies(1) == "cmd=barrier_out\n");
+    CHECK(h.job.terminations == 0);
+  }
+  SUBCASE("a living rank that exits still ends the job") {
+    harness h(3);
+    h.job.running_[2] = false;
+    h.job.failed_[2] = true;
+    CHECK(h.ask(0, "cmd=barrier_in").empty());
+    h.job.running_[1] = false;
+    CHECK(stderr_of([&] { h.server.check_barrier(); }) ==
+          "lcrun: rank 1 (pid 101) exited while other ranks wait in a PMI barrier; "
+          "terminating the job\n");
+    CHECK(h.job.terminations == 1);
   }
 }
 

@@ -55,7 +55,8 @@ bool option_value(int argc, char** argv, int& i, std::initializer_list<const cha
 
 void usage(std::FILE* out) {
   std::fprintf(out,
-               "usage: lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--] prog [args...]\n"
+               "usage: lcrun [-n N | -np N] [--hosts H] [--prefix CMD] [--keep-going] [--]\n"
+               "             prog [args...]\n"
                "\n"
                "Starts N copies (ranks) of prog on this machine and serves them the PMI-1\n"
                "protocol (PMI_FD, PMI_RANK, PMI_SIZE) so that they find each other.\n"
@@ -71,11 +72,16 @@ void usage(std::FILE* out) {
                "                   lcrun -n 4 --hosts 2 --prefix 'ip netns exec node{host}' prog\n"
                "  --hosts H      number of host indices for {host} (default 1): rank r gets\n"
                "                 host r mod H (cyclic: ranks 0 and 1 are on different hosts)\n"
+               "  --keep-going   a rank that fails does not end the others: they run on\n"
+               "                 (PMI barriers complete among the living) and lcrun exits\n"
+               "                 with the worst status, naming the failed ranks at the end;\n"
+               "                 for programs run with LCI_PEER_FAILURE=continue\n"
                "  -h, --help     this text\n"
                "\n"
                "Environment: LCRUN_TIMEOUT=<seconds> ends the job after that long (status 124).\n"
                "Exit status: the worst rank status (128+S for a rank killed by signal S).\n"
-               "When a rank fails, the other ranks get SIGTERM, then SIGKILL 2 s later.\n",
+               "When a rank fails (without --keep-going), the other ranks get SIGTERM, then\n"
+               "SIGKILL 2 s later.\n",
                max_ranks);
 }
 
@@ -174,6 +180,10 @@ int parse_options(int argc, char** argv, options& opts, std::FILE* out, std::FIL
     if (arg == "--") {
       ++i;
       break;
+    }
+    if (arg == "--keep-going") {
+      opts.keep_going = true;
+      continue;
     }
     std::string value, name;
     bool missing = false;

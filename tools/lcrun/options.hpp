@@ -27,6 +27,7 @@ struct options {
   std::vector<std::string> prefix;  // words of --prefix, placeholders not yet replaced
   std::vector<std::string> command;
   double timeout_s = 0;  // 0: none
+  bool keep_going = false;  // --keep-going: a rank that fails does not end the others
 };
 
 // Prints the usage text to out.

@@ -118,15 +118,9 @@ void pmi_server::handle(int r, const std::string& line) {
       return;
     }
     rs.in_barrier = true;
-    if (++in_barrier_ == nranks_) {
-      in_barrier_ = 0;
-      for (int i = 0; i < nranks_; ++i) {
-        conv_[i].in_barrier = false;
-        reply(i, "cmd=barrier_out");
-      }
-    } else {
-      check_barrier();
-    }
+    ++in_barrier_;
+    release_barrier_if_complete();
+    if (in_barrier_ != 0) check_barrier();
   } else if (*cmd == "finalize") {
     rs.finalized = true;
     reply(r, "cmd=finalize_ack");
@@ -191,13 +185,28 @@ void pmi_server::close_rank(int r) {
   check_barrier();
 }
 
+void pmi_server::release_barrier_if_complete() {
+  if (in_barrier_ == 0) return;
+  for (int i = 0; i < nranks_; ++i)
+    if (!conv_[i].in_barrier && !job_.failed(i)) return;
+  in_barrier_ = 0;
+  for (int i = 0; i < nranks_; ++i) {
+    if (!conv_[i].in_barrier) continue;
+    conv_[i].in_barrier = false;
+    reply(i, "cmd=barrier_out");
+  }
+}
+
 // A barrier that some rank can no longer join would wait forever: end the
-// job instead, naming the rank that left.
+// job instead, naming the rank that left (a failed rank under --keep-going
+// is left out of the barrier instead).
 void pmi_server::check_barrier() {
+  release_barrier_if_complete();
   if (in_barrier_ == 0 || job_.terminating()) return;
   for (int r = 0; r < nranks_; ++r) {
     const conversation& rs = conv_[r];
-    if (rs.in_barrier) continue;
+    if (rs.in_barrier || job_.failed(r)) continue;
+    if (job_.keeps_going() && job_.running(r) && !rs.finalized) continue;  // decided when reaped
     const char* why = rs.finalized        ? "called PMI finalize"
                       : !job_.running(r) ? "exited"
                       : rs.fd < 0        ? "closed its PMI connection"

@@ -14,7 +14,8 @@
 //     requests while max_pending_replies bytes of replies wait for the rank
 //     to read them, and a line longer than max_line_length is a protocol
 //     error;
-//   - a barrier completes when every rank has entered it; once some rank
+//   - a barrier completes when every rank has entered it (under --keep-going,
+//     every rank that has not failed: a failed rank never blocks one); once some rank
 //     can no longer enter it (it called finalize, exited or closed its
 //     connection) while others wait, the job ends with status 1 instead of
 //     waiting forever;
@@ -37,6 +38,11 @@ class pmi_job {
  public:
   virtual pid_t pid(int rank) const = 0;     // for messages
   virtual bool running(int rank) const = 0;  // forked and not yet reaped
+  // Failed and left out of barriers (lcrun --keep-going), never to return.
+  virtual bool failed(int rank) const = 0;
+  // lcrun --keep-going: a rank that closed its connection may be a failed
+  // one not reaped yet, so a barrier waits for its exit status.
+  virtual bool keeps_going() const = 0;
   virtual bool terminating() const = 0;      // the job is being ended
   virtual void raise_status(int status) = 0;  // the exit status becomes at least status
   virtual void terminate() = 0;              // ends the job; may be called again
@@ -91,6 +97,8 @@ class pmi_server {
   // Ends the job when a pending barrier can no longer complete; called
   // whenever a rank may have left (finalize, exit, closed connection).
   void check_barrier();
+  // Completes the current barrier if every rank that has not failed is in it.
+  void release_barrier_if_complete();
 
   const std::map<std::string, std::string>& kvs() const { return kvs_; }
 

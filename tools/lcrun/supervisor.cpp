@@ -108,6 +108,12 @@ int supervisor::run() {
     }
   }
   serve();
+  std::string failed;
+  for (int r = 0; r < opts_.nranks; ++r)
+    if (ranks_[r].failed) failed += (failed.empty() ? "" : ", ") + std::to_string(r);
+  if (!failed.empty())
+    std::fprintf(stderr, "lcrun: --keep-going: rank(s) %s failed; the others ran on\n",
+                 failed.c_str());
   return status_;
 }
 
@@ -339,7 +345,12 @@ void supervisor::on_exit(int r, int wstatus) {
   }
   if (ours) return;  // a consequence of the failure already reported
   raise_status(code);
-  if (code != 0 && !terminating_) {
+  if (code != 0 && !terminating_ && opts_.keep_going) {
+    ranks_[r].failed = true;
+    std::fprintf(stderr, "lcrun: rank %d (pid %ld) %s; --keep-going: the other ranks go on\n", r,
+                 static_cast<long>(rs.pid), how.c_str());
+    server_.check_barrier();
+  } else if (code != 0 && !terminating_) {
     std::fprintf(stderr, "lcrun: rank %d (pid %ld) %s%s\n", r, static_cast<long>(rs.pid),
                  how.c_str(), running_ > 0 ? "; terminating the other ranks" : "");
     terminate();

@@ -65,11 +65,14 @@ class supervisor final : private pmi_job {
     pid_t pid = -1;
     bool running = false;    // forked and not yet reaped
     bool signalled = false;  // lcrun sent it SIGTERM or SIGKILL
+    bool failed = false;     // failed under --keep-going: the others went on
   };
 
   // pmi_job
   pid_t pid(int r) const override { return ranks_[r].pid; }
   bool running(int r) const override { return ranks_[r].running; }
+  bool failed(int r) const override { return ranks_[r].failed; }
+  bool keeps_going() const override { return opts_.keep_going; }
   bool terminating() const override { return terminating_; }
   void raise_status(int s) override;
   void terminate() override;

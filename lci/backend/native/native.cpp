@@ -741,7 +741,8 @@ void native_device::check_peers() {
   last_check_ns_ = now;
   for (size_t r = 0; r < peers_.size(); ++r) {
     const peer& p = peers_[r];
-    if (!p.head || p.pid == 0 || p.head->closed.load(std::memory_order_acquire)) continue;
+    if (!p.head || p.pid == 0 || p.dead || p.head->closed.load(std::memory_order_acquire))
+      continue;
     bool exited;
     if (p.pidfd >= 0) {
       pollfd pf{p.pidfd, POLLIN, 0};
@@ -749,9 +750,14 @@ void native_device::check_peers() {
     } else {
       exited = kill(p.pid, 0) != 0 && errno == ESRCH;
     }
-    if (exited && !p.head->closed.load(std::memory_order_acquire))
+    if (!exited || p.head->closed.load(std::memory_order_acquire)) continue;
+    if (opt_.peer_failed == nullptr)
       fatal("rank %zu (pid %d) on this host exited while device %d was in use; ending the job",
             r, p.pid, group_index_);
+    if (!peers_[r].dead) {
+      peers_[r].dead = true;  // checked no more
+      opt_.peer_failed(static_cast<int>(r), "it exited without closing its device");
+    }
   }
 }
 

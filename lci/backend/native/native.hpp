@@ -246,6 +246,9 @@ struct options {
   size_t max_payload = 0;     // the largest message (the core's receive size)
   bool cma = false;           // LCI_SHM_CMA: cross-memory attach where the kernel allows it
   int test_no_cma_rank = -1;  // LCI's tests (LCIT_native_refuse_cma): pipelined to this rank
+  // A peer that exited without closing its device is reported here
+  // (LCI_PEER_FAILURE=continue); nullptr: the job ends.
+  void (*peer_failed)(int rank, const char* why) = nullptr;
 };
 
 // The bytes one rank's segment of one device takes.
@@ -557,6 +560,7 @@ class native_device final {
     int pidfd = -1;
     uintptr_t probe = 0;   // the address of its probe word
     bool cma = false;      // cross-memory attach works towards this peer
+    bool dead = false;     // exited without closing (reported to opt_.peer_failed)
   };
   struct pending_reply {   // a request whose answer found the requester's ring full
     int rank;

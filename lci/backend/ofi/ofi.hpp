@@ -228,7 +228,8 @@ class ofi_device final {
   // (bootstrap), then calls `progress` (bounded) until as many arrived from
   // each. A shortfall is fatal and names the peer. No-op without
   // authentication.
-  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress);
+  void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
+                      const std::function<bool(int)>& failed);
 
   // After the core has handled a batch of completions of poll(): sends
   // what handling them queued (answers to RDMA pieces, merged).
