@@ -6,7 +6,7 @@
 // transport's liveness check, LCIT_fail_peer): mark_peer_failed sets the
 // rank's flag and bumps a process-wide epoch. Every device notices the new
 // epoch in its next LCI_progress (one load on the idle path) and sweeps
-// once per failed rank: the receives posted for that rank complete with
+// once per failed rank (progress.cpp, sweep_failed_peers): the receives posted for that rank complete with
 // LCI_ERR_FATAL and the rank, the messages from it that wait in the
 // matching table and the control messages queued to it are freed. Then the
 // program's callback runs once per failed rank, inside LCI_progress.
@@ -19,8 +19,6 @@
 #include <cstdint>
 
 namespace lci {
-
-struct device;
 
 // Any rank failed in this process's view (read first, so the entry points
 // pay one relaxed load while none has).
@@ -43,9 +41,11 @@ bool peer_failed(int rank);
          peer_failed(rank);
 }
 
-// Called by device::progress when the epoch moved: sweeps the ranks that
-// failed since the device last looked, then runs the program's callbacks.
-void sweep_failed_peers(device& d);
+// Runs the program's callback once for each failed rank not reported yet
+// (called by the device's sweep, progress.cpp: sweep_failed_peers).
+void run_peer_failure_callbacks();
+// The number of ranks (LCI_NUM_PROCESSES at LCI_initialize).
+int peer_failure_ranks();
 
 // LCIX_on_peer_failure.
 void set_peer_failure_callback(void (*fn)(int rank, void* ctx), void* ctx);

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
+#include "lci/comp/signal.hpp"
 #include "lci/core/endpoint.hpp"
 #include "lci/core/request.hpp"
 #include "lci/core/runtime.hpp"
@@ -194,6 +196,71 @@ bool device::drain_backlog() {
   backlog_lock.unlock();
   return did;
 }
+
+// ---- failed peers (peer_failure.hpp) ------------------------------------------------
+
+namespace {
+
+// The rank a matching key names (LCI_RANK_ANY for a tag-matching endpoint's).
+int key_rank(uint64_t key) { return static_cast<int>(static_cast<uint32_t>(key >> 32)); }
+
+// The receive c, posted for a rank that failed, completes with the error.
+void fail_receive(device& d, recv_ctx* c, int rank) {
+  LCI_request_t r = make_request(rank, static_cast<LCI_tag_t>(c->node.key & 0xffffu), c->type,
+                                 c->user_context);
+  r.flag = LCI_ERR_FATAL;
+  switch (c->type) {
+    case LCI_IOVEC: r.data.iovec = c->iov; break;
+    case LCI_LONG: r.data.lbuffer = LCI_lbuffer_t{c->segment, c->buffer, 0}; break;
+    case LCI_MEDIUM: r.data.mbuffer = LCI_mbuffer_t{c->want_packet ? nullptr : c->buffer, 0}; break;
+    default: memset(&r.data, 0, sizeof(r.data)); break;
+  }
+  const LCI_comp_t comp = c->comp;
+  d.put_ctx(c);
+  if (comp) comp_signal(comp, r);
+}
+
+// What device d holds for `rank`: receives posted for it complete with
+// LCI_ERR_FATAL; its messages waiting for a receive and the control
+// messages queued to it are freed.
+void sweep_rank(device& d, int rank) {
+  std::vector<match_node*> nodes;
+  d.table->remove_if([rank](const match_node* n) { return key_rank(n->key) == rank; }, &nodes);
+  int receives = 0, messages = 0;
+  for (match_node* n : nodes) {
+    if (n->kind == match_kind::recv) {
+      fail_receive(d, reinterpret_cast<recv_ctx*>(n), rank);
+      ++receives;
+    } else {
+      d.put_packet(reinterpret_cast<packet*>(n));
+      ++messages;
+    }
+  }
+  const int queued = d.drop_backlog_to(rank);
+  LCI_LOG(info,
+          "device %d: rank %d failed: %d posted receive(s) completed with LCI_ERR_FATAL, %d "
+          "waiting message(s) and %d queued control message(s) freed",
+          d.group_index, rank, receives, messages, queued);
+}
+
+// Sweeps the ranks that failed since device d last looked (once each, one
+// thread at a time), then runs the program's callbacks.
+void sweep_failed_peers(device& d) {
+  if (d.failure_lock.try_lock()) {
+    const uint32_t epoch = g_peer_failure_epoch.load(std::memory_order_acquire);
+    const int n = peer_failure_ranks();
+    for (int r = 0; r < n; ++r) {
+      if (!peer_failed(r) || d.swept[static_cast<size_t>(r)]) continue;
+      d.swept[static_cast<size_t>(r)] = 1;
+      sweep_rank(d, r);
+    }
+    d.failure_epoch_seen.store(epoch, std::memory_order_release);
+    d.failure_lock.unlock();
+  }
+  run_peer_failure_callbacks();
+}
+
+}  // namespace
 
 int device::drop_backlog_to(int rank) {
   std::lock_guard<spin_lock> g(backlog_lock);

@@ -67,7 +67,9 @@
 // Peers that die: poll() checks, at most every 100 ms, that every local
 // peer still runs (a pidfd, or kill(pid, 0)), whether or not it found
 // work; a peer that exited without closing its device ends the job with a
-// message naming its rank.
+// message naming its rank, or, where the core asked for it
+// (options::peer_failed, LCI_PEER_FAILURE=continue), is reported there once
+// and checked no more.
 #pragma once
 
 #include <atomic>
