@@ -200,6 +200,15 @@ bool device::drain_backlog() {
 // ---- failed peers (peer_failure.hpp) ------------------------------------------------
 
 namespace {
+peer_failed_handler g_peer_failed_ops = nullptr;
+}  // namespace
+
+bool register_peer_failed(peer_failed_handler handler) {
+  g_peer_failed_ops = handler;
+  return true;
+}
+
+namespace {
 
 // The rank a matching key names (LCI_RANK_ANY for a tag-matching endpoint's).
 int key_rank(uint64_t key) { return static_cast<int>(static_cast<uint32_t>(key >> 32)); }
@@ -237,10 +246,11 @@ void sweep_rank(device& d, int rank) {
     }
   }
   const int queued = d.drop_backlog_to(rank);
+  const int rendezvous = g_peer_failed_ops ? g_peer_failed_ops(d, rank) : 0;
   LCI_LOG(info,
-          "device %d: rank %d failed: %d posted receive(s) completed with LCI_ERR_FATAL, %d "
-          "waiting message(s) and %d queued control message(s) freed",
-          d.group_index, rank, receives, messages, queued);
+          "device %d: rank %d failed: %d posted receive(s) and %d rendezvous completed with "
+          "LCI_ERR_FATAL, %d waiting message(s) and %d queued control message(s) freed",
+          d.group_index, rank, receives, rendezvous, messages, queued);
 }
 
 // Sweeps the ranks that failed since device d last looked (once each, one

@@ -81,6 +81,12 @@ inline constexpr rdv_role rdma_roles[] = {rdv_role::send, rdv_role::put_alloc, r
                                           rdv_role::get};
 inline constexpr msg_kind matched_kinds[] = {msg_kind::rts};
 
+// What else a failed peer's sweep ends beyond the posted receives: the
+// rendezvous operations waiting for it (rdma_engine.cpp registers
+// fail_waiting_ops). Returns how many it completed.
+using peer_failed_handler = int (*)(device& d, int rank);
+bool register_peer_failed(peer_failed_handler handler);
+
 // Fill the tables (once per kind; a second registration is fatal).
 bool register_arrival(msg_kind kind, arrival_handler handler);
 bool register_control(control_kind kind, control_handler handler);

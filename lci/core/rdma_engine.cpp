@@ -3,6 +3,7 @@
 #include "lci/core/rdma_engine.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "lci/comp/signal.hpp"
 #include "lci/core/endpoint.hpp"
@@ -37,7 +38,7 @@ void release_regs(device& d, rdv_op* op) {
 void finish(device& d, rdv_op* op, bool target) {
   LCI_request_t r = origin_request(op);
   release_regs(d, op);
-  d.rdv.erase(op->id);
+  d.rdv.erase_if_same(op->id, op);  // (taken out already by a peer's message or a sweep)
   if (target) op->ep->done.add(op->rank);
   if (op->counted_local) op->ep->end_local();
   LCI_comp_t comp = op->comp;
@@ -76,6 +77,25 @@ rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles) {
     return nullptr;
   return op;
 }
+
+int fail_waiting_ops(device& d, int rank) {
+  constexpr unsigned origin = role_bit(rdv_role::send) | role_bit(rdv_role::put_alloc);
+  constexpr unsigned target = role_bit(rdv_role::recv) | role_bit(rdv_role::recv_alloc);
+  std::vector<rdv_op*> ops;
+  d.rdv.take_all_if(
+      [rank](const rdv_op* op) {
+        const unsigned bit = role_bit(op->role);
+        return op->rank == rank && ((bit & target) || ((bit & origin) && !op->have_remote));
+      },
+      &ops);
+  for (rdv_op* op : ops) {
+    op->flag = LCI_ERR_FATAL;
+    finish(d, op, (role_bit(op->role) & target) != 0);
+  }
+  return static_cast<int>(ops.size());
+}
+
+LCI_REGISTER_HANDLER(::lci::register_peer_failed(&fail_waiting_ops));
 
 // ---- completions -------------------------------------------------------------------
 

@@ -41,6 +41,16 @@ inline void delete_rdv(device& d, rdv_op* op) {
 // net::any_member) and one of `roles` (role_bit values) must match, or
 // nullptr (the message is not acted on).
 rdv_op* peer_op(device& d, uint64_t id, int rank, unsigned roles);
+// The same, taken out of the table (the caller owns it: a failed peer's
+// sweep can no longer find it); `waiting` must hold too. For the messages
+// that finish an op or hand it to its RDMA.
+template <class Pred>
+rdv_op* take_peer_op(device& d, uint64_t id, int rank, unsigned roles, Pred&& waiting);
+// A failed peer's operations that wait for a message from it (an origin's
+// RTR, a target's data): taken out of the table and finished with
+// LCI_ERR_FATAL. Operations with RDMA of their own in flight finish when it
+// does. Returns how many.
+int fail_waiting_ops(device& d, int rank);
 // Registers the op's local buffers (one local_reg each, in order). False,
 // with none registered, if an LCI_SEGMENT_ALL registration failed.
 bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);
@@ -54,5 +64,14 @@ void finish(device& d, rdv_op* op, bool target);
 // (or, when a test asked for it with LCIT_fail_next_rdma, fails it as if a
 // piece had failed).
 void start_rdma(device& d, rdv_op* op);
+
+template <class Pred>
+rdv_op* take_peer_op(device& d, uint64_t id, int rank, unsigned roles, Pred&& waiting) {
+  if (id > rdv_id_mask) return nullptr;
+  return d.rdv.take_if(static_cast<uint32_t>(id), [&](rdv_op* op) {
+    return (op->rank == rank || rank == net::any_member) && (roles & role_bit(op->role)) &&
+           waiting(op);
+  });
+}
 
 }  // namespace lci

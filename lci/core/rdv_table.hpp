@@ -44,15 +44,56 @@ class rdv_table {
   }
   rdv_op* get(uint32_t id) {
     std::lock_guard<spin_lock> guard(lock_);
-    return id < slots_.size() ? slots_[id] : nullptr;
+    return id < slots_.size() ? live(slots_[id]) : nullptr;
+  }
+  // An id whose op is not visible yet (get and take find nothing there)...
+  uint32_t reserve() { return insert(reserved()); }
+  // ... until it is published.
+  void publish(uint32_t id, rdv_op* op) {
+    std::lock_guard<spin_lock> guard(lock_);
+    slots_[id] = op;
   }
   void erase(uint32_t id) {
     std::lock_guard<spin_lock> guard(lock_);
     slots_[id] = nullptr;
     free_.push_back(id);
   }
+  // Erases `id` if it still holds `op` (another thread may have taken it).
+  void erase_if_same(uint32_t id, const rdv_op* op) {
+    std::lock_guard<spin_lock> guard(lock_);
+    if (id >= slots_.size() || slots_[id] != op) return;
+    slots_[id] = nullptr;
+    free_.push_back(id);
+  }
+  // The op at `id` if pred(op) holds, erased: whoever takes an op owns it
+  // (a peer's message and a failed peer's sweep never both act on one).
+  template <class Pred>
+  rdv_op* take_if(uint32_t id, Pred&& pred) {
+    std::lock_guard<spin_lock> guard(lock_);
+    if (id >= slots_.size() || live(slots_[id]) == nullptr || !pred(slots_[id])) return nullptr;
+    rdv_op* op = slots_[id];
+    slots_[id] = nullptr;
+    free_.push_back(id);
+    return op;
+  }
+  // Every op for which pred(op) holds, erased and appended to *out.
+  template <class Pred, class Out>
+  void take_all_if(Pred&& pred, Out* out) {
+    std::lock_guard<spin_lock> guard(lock_);
+    for (uint32_t id = 0; id < slots_.size(); ++id) {
+      rdv_op* op = live(slots_[id]);
+      if (op == nullptr || !pred(op)) continue;
+      slots_[id] = nullptr;
+      free_.push_back(id);
+      out->push_back(op);
+    }
+  }
 
  private:
+  // The placeholder of a reserved id (never dereferenced).
+  static rdv_op* reserved() { return reinterpret_cast<rdv_op*>(uintptr_t{1}); }
+  static rdv_op* live(rdv_op* op) { return op == reserved() ? nullptr : op; }
+
   spin_lock lock_;
   std::vector<rdv_op*> slots_;
   std::vector<uint32_t> free_;

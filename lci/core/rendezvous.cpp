@@ -23,8 +23,13 @@ namespace {
 
 // Sends the RTR of a receiving op whose buffers are registered. It is
 // built in a pool packet (or, while the pool is empty, on the heap) and
-// sent from there.
+// sent from there. The op gets its id here and is published in the table
+// only once the RTR is built: from then on a peer's message or a failed
+// peer's sweep may take it, and this thread reads it no more.
 void send_rtr(device& d, rdv_op* op) {
+  const uint32_t id = d.rdv.reserve();
+  op->id = id;
+  const int rank = op->rank;
   const size_t n = op->count;
   const size_t length = offsetof(rtr_payload, buffers) + n * sizeof(rtr_payload::remote);
   packet* p = d.get_packet();
@@ -43,7 +48,8 @@ void send_rtr(device& d, rdv_op* op) {
     rtr->buffers[i].rkey = d.net->seal_key(op->rank, b.reg.rkey, rtr->send_id, rtr->recv_id, i);
     rtr->buffers[i].length = b.length;
   }
-  send_control(d, op->rank, make_control_imm(control_kind::rtr), bytes, length);
+  d.rdv.publish(id, op);
+  send_control(d, rank, make_control_imm(control_kind::rtr), bytes, length);
 }
 
 // What became of an RTS at its target.
@@ -164,7 +170,7 @@ namespace {
 // is in the table before the RTS leaves, so an RTR can find it whichever
 // thread receives it.
 post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t remote_comp,
-                     const LCI_iovec_t* iov) {
+                     const LCI_iovec_t* iov, uint32_t* id_out) {
   device& d = *ep->dev;
   packet* p = d.get_send_packet();
   if (!p) return post_status::retry_no_packet;
@@ -192,6 +198,7 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   const LCI_tag_t tag = op->tag;
   const uint32_t id = d.rdv.insert(op);
   op->id = id;
+  *id_out = id;
   h.send_id = id;
   memcpy(bytes, &h, sizeof(h));
   const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
@@ -201,7 +208,9 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
                  nullptr);
   if (st != post_status::ok) {
     d.put_packet(p);
-    d.rdv.erase(id);
+    // (A failed peer's sweep may have taken and finished the op meanwhile:
+    // then it was accepted, and has completed with LCI_ERR_FATAL.)
+    if (!d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; })) return post_status::ok;
     return st;
   }
   ep->issued.add(rank);
@@ -239,15 +248,20 @@ post_status start_send(endpoint* ep, const LCI_lbuffer_t* buffers, int count,
   // Counted before the RTS leaves: an empty message completes at once.
   op->counted_local = true;
   ep->start_local();
-  if (const post_status st = send_rts(ep, op, alloc_at_target, remote_comp, iov);
+  uint32_t id = 0;
+  if (const post_status st = send_rts(ep, op, alloc_at_target, remote_comp, iov, &id);
       st != post_status::ok) {
     ep->end_local();
     release_regs(d, op);
     delete_rdv(d, op);
     return st;
   }
-  // An empty message has nothing to move: done once its RTS left.
-  if (!iov && buffers[0].length == 0) finish(d, op, false);
+  // An empty message has nothing to move: done once its RTS left (unless
+  // a failed peer's sweep finished it first: then the table no longer has it).
+  if (!iov && buffers[0].length == 0) {
+    if (rdv_op* mine = d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; }))
+      finish(d, mine, false);
+  }
   return post_status::ok;
 }
 
@@ -320,7 +334,6 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
     return;
   }
   d.put_ctx(c);
-  op->id = d.rdv.insert(op);
   if (a != accepted::yes) {
     // API: a dynamic recvl/recvv that cannot allocate aborts the process
     // (a receive into the program's buffers never fails to allocate).
@@ -329,7 +342,8 @@ void complete_rts(device& d, recv_ctx* c, packet* p) {
           op->tag);
   }
   if (h.size == 0 && h.count == 0) {
-    // Nothing to move: the sender completed when its RTS left.
+    // Nothing to move: the sender completed when its RTS left (the op was
+    // never in the table).
     finish(d, op, true);
     return;
   }
@@ -366,9 +380,8 @@ arrival on_rts_alloc(device& d, endpoint* ep, packet* p) {
     delete_rdv(d, op);
     return arrival::repost;
   }
-  op->id = d.rdv.insert(op);
   if (h.size == 0 && h.count == 0) {
-    finish(d, op, true);
+    finish(d, op, true);  // never in the table
     return arrival::repost;
   }
   send_rtr(d, op);
@@ -384,7 +397,7 @@ constexpr unsigned target_roles = role_bit(rdv_role::recv) | role_bit(rdv_role::
 // write with immediate data or a FIN); an id that names no such op is
 // dropped. `rank` may be net::any_member (see net_types.hpp).
 void on_write_imm(device& d, uint64_t id, int rank) {
-  rdv_op* op = peer_op(d, id, rank, target_roles);
+  rdv_op* op = take_peer_op(d, id, rank, target_roles, [](const rdv_op*) { return true; });
   if (!op) {
     report_dropped("rendezvous completion", "rendezvous id", rank);
     return;
@@ -409,10 +422,15 @@ namespace {
 arrival on_rtr(device& d, packet* p) {
   const int rank = p->in.src_rank;
   const auto* rtr = reinterpret_cast<const rtr_payload*>(p->payload());
-  rdv_op* op = peer_op(d, rtr->send_id, rank, origin_roles);
-  // One RTR per op, with one remote buffer per local one.
-  if (!op || op->have_remote || rtr->count != op->count) {
-    drop_message(d, p, "RTR", !op ? "rendezvous id" : "RTR count", rank);
+  // One RTR per op, with one remote buffer per local one. Taken out of the
+  // table: from here its own RDMA completions finish it, which a failed
+  // peer's sweep must not do first.
+  const uint32_t count = rtr->count;
+  rdv_op* op = take_peer_op(d, rtr->send_id, rank, origin_roles, [count](const rdv_op* o) {
+    return !o->have_remote && o->count == count;
+  });
+  if (!op) {
+    drop_message(d, p, "RTR", "rendezvous id or RTR count", rank);
     return arrival::kept;
   }
   op->peer_id = rtr->recv_id;
@@ -448,7 +466,8 @@ arrival on_fin(device& d, packet* p) {
 arrival on_abort(device& d, packet* p) {
   fin_payload abort;
   memcpy(&abort, p->payload(), sizeof(abort));
-  rdv_op* op = peer_op(d, abort.id, p->in.src_rank, target_roles);
+  rdv_op* op =
+      take_peer_op(d, abort.id, p->in.src_rank, target_roles, [](const rdv_op*) { return true; });
   if (!op) {
     drop_message(d, p, "rendezvous abort", "rendezvous id", p->in.src_rank);
     return arrival::kept;
@@ -463,8 +482,9 @@ arrival on_nack(device& d, packet* p) {
   fin_payload nack;
   memcpy(&nack, p->payload(), sizeof(nack));
   // Only a rendezvous that has not had its RTR can be refused.
-  rdv_op* op = peer_op(d, nack.id, p->in.src_rank, origin_roles);
-  if (!op || op->have_remote) {
+  rdv_op* op = take_peer_op(d, nack.id, p->in.src_rank, origin_roles,
+                            [](const rdv_op* o) { return !o->have_remote; });
+  if (!op) {
     drop_message(d, p, "refusal", "rendezvous id", p->in.src_rank);
     return arrival::kept;
   }

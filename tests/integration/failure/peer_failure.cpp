@@ -3,16 +3,18 @@
 // the others go on without it.
 //
 // Before the victim dies, every survivor posts receives naming it (recvs to
-// a queue, recvm to a synchronizer, recvl to a queue) and a receive on a
-// tag-matching endpoint (any sender), then all ranks meet in LCI_barrier.
+// a queue, recvm to a synchronizer, recvl to a queue), a receive on a
+// tag-matching endpoint (any sender) and a sendl the victim never receives
+// (its rendezvous waits for an RTR), then all ranks meet in LCI_barrier.
 // Then the victim is gone:
 //   --mode kill    it kills itself with SIGKILL; the survivors must detect
 //                  it (the native transport: within a second);
 //   --mode inject  the survivors mark it failed with LCIT_fail_peer (the
 //                  deterministic path, LCI_TEST_HOOKS=1), and it then kills
 //                  itself all the same, so lcrun has a rank to report.
-// Each survivor then checks: each receive naming the victim completed
-// exactly once with LCI_ERR_FATAL, the victim's rank, its tag and type; the
+// Each survivor then checks: each receive naming the victim, and the sendl,
+// completed exactly once with LCI_ERR_FATAL, the victim's rank, its tag and
+// type; the
 // LCIX_on_peer_failure callback ran exactly once, for the victim;
 // LCIX_peer_failed says so (and not for the living); 10,000 tries of every
 // kind of new operation naming the victim return LCI_ERR_FATAL, never
@@ -43,7 +45,7 @@ using namespace lci_test;
 
 namespace {
 
-constexpr LCI_tag_t k_tag_s = 11, k_tag_m = 12, k_tag_l = 13, k_tag_any = 14;
+constexpr LCI_tag_t k_tag_s = 11, k_tag_m = 12, k_tag_l = 13, k_tag_any = 14, k_tag_rdv = 15;
 constexpr LCI_tag_t k_tag_x = 20;  // the survivors' exchange
 constexpr size_t k_long = size_t(128) << 10;
 constexpr double k_detect_s = 10;  // a bound, not a timing: detection takes < 1 s
@@ -171,18 +173,28 @@ void run(const std::string& mode) {
   OK(LCI_endpoint_init(&tag_ep, LCI_UR_DEVICE, plist));
   OK(LCI_plist_free(&plist));
 
+  // An endpoint whose message port signals synchronizers, for the recvm.
+  OK(LCI_plist_create(&plist));
+  OK(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, LCI_COMPLETION_SYNC));
+  LCI_endpoint_t sync_ep;
+  OK(LCI_endpoint_init(&sync_ep, LCI_UR_DEVICE, plist));
+  OK(LCI_plist_free(&plist));
+
   comp q(LCI_COMPLETION_QUEUE);
   comp sync(LCI_COMPLETION_SYNC);
   std::vector<char> mbuf(256, 0), anybuf(256, 0);
-  lbuf lb(mem_kind::registered, k_long);
+  lbuf lb(mem_kind::registered, k_long), sb(mem_kind::registered, k_long);
+  comp sq(LCI_COMPLETION_QUEUE);
   if (LCI_RANK != victim) {
     phase("posting receives from the victim");
     OK(LCI_recvs(LCI_UR_ENDPOINT, victim, k_tag_s, q.handle(), &q));
-    OK(LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{mbuf.data(), mbuf.size()}, victim, k_tag_m,
+    OK(LCI_recvm(sync_ep, LCI_mbuffer_t{mbuf.data(), mbuf.size()}, victim, k_tag_m,
                  sync.handle(), &sync));
     OK(LCI_recvl(LCI_UR_ENDPOINT, lb.view(), victim, k_tag_l, q.handle(), &lb));
     OK(LCI_recvm(tag_ep, LCI_mbuffer_t{anybuf.data(), anybuf.size()}, LCI_RANK_ANY, k_tag_any,
                  any_q.handle(), nullptr));
+    // A long message the victim never receives: its rendezvous waits for an RTR.
+    RETRY(LCI_sendl(LCI_UR_ENDPOINT, sb.view(), victim, k_tag_rdv, sq.handle(), &sb));
   }
   phase("barrier with the victim");
   OK(LCI_barrier());
@@ -207,6 +219,10 @@ void run(const std::string& mode) {
   EXPECT(two[0].user_context != two[1].user_context, "one receive completed twice");
   check_failed(sync.take1("the recvm from the failed rank"), victim, k_tag_m, LCI_MEDIUM,
                "LCI_recvm");
+  const LCI_request_t s = sq.take1("the sendl to the failed rank");
+  check_failed(s, victim, k_tag_rdv, LCI_LONG, "LCI_sendl waiting for its RTR");
+  EXPECT(s.user_context == &sb && s.data.lbuffer.address == sb.data(),
+         "the failed sendl's request names another buffer");
   std::printf("rank %d: rank %d's failure known after %.3f s (%s)\n", LCI_RANK, victim, detected,
               mode.c_str());
 
@@ -241,6 +257,7 @@ void run(const std::string& mode) {
   EXPECT(g_callbacks.load() == 1, "the callback ran again (%d times)", g_callbacks.load());
 
   OK(LCI_endpoint_free(&tag_ep));
+  OK(LCI_endpoint_free(&sync_ep));
 }
 
 }  // namespace
