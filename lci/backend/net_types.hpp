@@ -66,6 +66,9 @@ struct settings {
   // LCI_PEER_FAILURE=continue: a peer found dead is reported here (any
   // thread, once per peer) instead of ending the job; nullptr: end it.
   void (*peer_failed)(int rank, const char* why) = nullptr;
+  // ... and whether a rank is known dead (nothing more is sent to it on
+  // the backend's own account, such as heartbeats); nullptr: none is.
+  bool (*is_failed)(int rank) = nullptr;
 };
 
 // What a registration allows: `source` memory is only read by this

@@ -183,6 +183,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     watch_.resize(static_cast<size_t>(boot.size()));
     soft_ = s.ofi_rma_messages;
   }
+  is_failed_ = s.is_failed;
   if (soft_) {
     soft_setup(s.max_payload);
     check(fi_mr_reg(domain_, staging_.data(), staging_.size(), FI_SEND, 0,
@@ -458,6 +459,7 @@ void ofi_device::send_heartbeats() {
   const uint64_t starved = rx_posted_.load(std::memory_order_relaxed) <= 0;
   for (int r = 0; r < auth_->nranks(); ++r) {
     if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
+    if (is_failed_ && is_failed_(r)) continue;  // LCI_PEER_FAILURE=continue: known dead
     const uint64_t beat[2] = {auth_->received_from(r), starved};
     // A refusal (queue full, the peer's send lock busy) skips this round.
     inject_sealed(r, beat, sizeof beat, heartbeat_imm);

@@ -359,6 +359,7 @@ class ofi_device final {
   std::atomic<int> rx_posted_{0};  // receive buffers posted and not completed
   std::atomic<uint64_t> received_{0};  // see received()
   std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats
+  bool (*is_failed_)(int rank) = nullptr;  // a dead peer gets no heartbeat (settings::is_failed)
   std::mutex watch_lock_;
   std::vector<watch> watch_;
   // On the shm provider: the region's /dev/shm file, named by this device
