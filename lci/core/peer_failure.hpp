@@ -5,7 +5,8 @@
 // A failure is reported once per rank, from any thread (the native
 // transport's liveness check, LCIT_fail_peer): mark_peer_failed sets the
 // rank's flag and bumps a process-wide epoch. Every device notices the new
-// epoch in its next LCI_progress (one load on the idle path) and sweeps
+// epoch in its next progress pass (device::progress_pass: at least every
+// 1024th idle LCI_progress, nothing added to the idle path) and sweeps
 // once per failed rank (progress.cpp, sweep_failed_peers): the receives posted for that rank complete with
 // LCI_ERR_FATAL and the rank, the messages from it that wait in the
 // matching table and the control messages queued to it are freed. Then the

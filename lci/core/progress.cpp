@@ -254,8 +254,9 @@ void sweep_rank(device& d, int rank) {
 }
 
 // Sweeps the ranks that failed since device d last looked (once each, one
-// thread at a time), then runs the program's callbacks.
-void sweep_failed_peers(device& d) {
+// thread at a time), then runs the program's callbacks. Out of line: the
+// progress pass only tests whether it is needed.
+[[gnu::noinline, gnu::cold]] void sweep_failed_peers(device& d) {
   if (d.failure_lock.try_lock()) {
     const uint32_t epoch = g_peer_failure_epoch.load(std::memory_order_acquire);
     const int n = peer_failure_ranks();
@@ -375,12 +376,6 @@ void device::replace_receive() {
 
 bool device::progress_pass() {
   bool did = false;
-  if (__builtin_expect(g_peer_failure_epoch.load(std::memory_order_relaxed) !=
-                           failure_epoch_seen.load(std::memory_order_relaxed),
-                       0)) {
-    sweep_failed_peers(*this);
-    did = true;
-  }
   if (backlog_size.load(std::memory_order_relaxed)) did |= drain_backlog();
   if (recv_deficit.load(std::memory_order_relaxed)) did |= refill_receives();
   if (!progress_lock.try_lock()) {
@@ -394,6 +389,11 @@ bool device::progress_pass() {
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
   progress_lock.unlock();
   if (n > 0) handle_completions(cs, n);
+  // A peer the poll found dead (the native transport's check) is swept now.
+  if (__builtin_expect(g_peer_failure_epoch.load(std::memory_order_relaxed) !=
+                           failure_epoch_seen.load(std::memory_order_relaxed),
+                       0))
+    sweep_failed_peers(*this);
 #ifdef LCI_PROFILE
   LCI_PROF_INC(*this, progress_calls);
   if (!did && n == 0) LCI_PROF_INC(*this, progress_empty);
