@@ -199,7 +199,9 @@ void run(const std::string& mode) {
   phase("barrier with the victim");
   OK(LCI_barrier());
   if (LCI_RANK == victim) {
-    if (mode == "inject") sleep(1);  // the survivors mark it failed first
+    // (inject: the survivors mark it failed first and have finished with
+    // it, their connections to it unused, by the time it dies)
+    if (mode == "inject") sleep(3);
     std::fprintf(stderr, "rank %d: killing itself\n", LCI_RANK);
     std::fflush(stderr);
     raise(SIGKILL);
