@@ -53,11 +53,6 @@ class rdv_table {
     std::lock_guard<spin_lock> guard(lock_);
     slots_[id] = op;
   }
-  void erase(uint32_t id) {
-    std::lock_guard<spin_lock> guard(lock_);
-    slots_[id] = nullptr;
-    free_.push_back(id);
-  }
   // Erases `id` if it still holds `op` (another thread may have taken it).
   void erase_if_same(uint32_t id, const rdv_op* op) {
     std::lock_guard<spin_lock> guard(lock_);
