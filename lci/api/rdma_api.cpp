@@ -308,8 +308,7 @@ LCI_error_t LCI_fence_wait(LCI_endpoint_t ep) noexcept try {
 
 LCI_error_t LCI_gfence_wait(LCI_endpoint_t ep) noexcept try {
   LCI_CHECK(debug::check_endpoint("LCI_gfence_wait", ep));
-  gfence_wait(to_endpoint(ep));
-  return LCI_OK;
+  return gfence_wait(to_endpoint(ep)) ? LCI_OK : LCI_ERR_FATAL;
 } catch (...) {
   lci::log_exception(__func__);
   return LCI_ERR_FATAL;

@@ -158,6 +158,12 @@ class network_device final {
   void end_of_batch() {
     if (is_ofi()) ofi_->end_of_batch();
   }
+  // A peer known dead (LCI_PEER_FAILURE=continue): what the backend still
+  // holds for it ends (libfabric: puts and gets in flight fail, work queued
+  // to it is dropped).
+  void forget_peer(int rank) {
+    if (is_ofi()) ofi_->forget_peer(rank);
+  }
   // The libfabric device, or nullptr where verbs was chosen.
   ofi::ofi_device* ofi_device() { return is_ofi() ? &*ofi_ : nullptr; }
 
@@ -309,6 +315,9 @@ class backend_device final {
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
                       const std::function<bool(int)>& failed) {
     if (net_) net_->check_delivery(boot, progress, failed);
+  }
+  void forget_peer(int rank) {
+    if (net_) net_->forget_peer(rank);
   }
   // After the core handled the completions one poll() returned.
   void end_of_batch() {

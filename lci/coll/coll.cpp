@@ -58,6 +58,7 @@
 #include "lci/core/endpoint.hpp"
 #include "lci/core/handles.hpp"
 #include "lci/core/memory.hpp"
+#include "lci/core/peer_failure.hpp"
 #include "lci/core/rendezvous.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/core/eager.hpp"
@@ -178,19 +179,37 @@ void note_flag(state* c, const coll_slot& s) {
   if (s.req.flag != LCI_OK && c->flag == LCI_OK) c->flag = s.req.flag;
 }
 
+// A peer known dead (LCI_PEER_FAILURE=continue): nothing is sent to it or
+// awaited from it, and the collective completes with LCI_ERR_FATAL here.
+// (A receive posted before it was known dead is completed by the sweep.)
+bool skip_failed(state* c, int rank, coll_slot* slot) {
+  if (!peer_refused(rank)) return false;
+  if (c->flag == LCI_OK) c->flag = LCI_ERR_FATAL;
+  if (slot) {
+    slot->req = make_request(rank, c->tag, LCI_MEDIUM, slot);
+    slot->req.flag = LCI_ERR_FATAL;
+    slot->req.data.mbuffer = LCI_mbuffer_t{nullptr, 0};
+    slot->done.store(true, std::memory_order_release);
+  }
+  return true;
+}
+
 // An empty message: zero-length medium, eager, complete at return.
 LCI_error_t send_empty(state* c, int rank) {
+  if (skip_failed(c, rank, nullptr)) return LCI_OK;
   return to_error(send_eager(c->ep, msg_kind::medium, nullptr, 0, rank, c->tag, nullptr, nullptr));
 }
 
 LCI_error_t send_long(state* c, int rank, coll_slot* slot) {
   slot->done.store(false, std::memory_order_relaxed);
+  if (skip_failed(c, rank, slot)) return LCI_OK;
   return to_error(start_send_long(c->ep, c->lbuf, rank, c->tag, internal_comp(), slot, false, 0, true));
 }
 
 // allreducem: the result (or partial result) travels in a reserved pool
 // buffer, which the send consumes.
 LCI_error_t send_reserved(state* c, int rank) {
+  if (skip_failed(c, rank, nullptr)) return LCI_OK;  // the buffer is freed at the end
   char* b = c->reserved[c->nreserved - 1];
   if (c->mbuf.length) memcpy(b, c->mbuf.address, c->mbuf.length);
   LCI_error_t rc = to_error(
@@ -201,11 +220,13 @@ LCI_error_t send_reserved(state* c, int rank) {
 
 void recv_medium(state* c, int rank, void* buffer, size_t length, coll_slot* slot,
                  bool want_packet = false) {
+  if (skip_failed(c, rank, slot)) return;
   post_recv(c->ep, rank, c->tag, buffer, length, want_packet, internal_comp(),
             slot, nullptr, nullptr, true);
 }
 
 void recv_long(state* c, int rank, const LCI_lbuffer_t& b, coll_slot* slot) {
+  if (skip_failed(c, rank, slot)) return;
   post_recv(c->ep, rank, c->tag, b.address, b.length, false, internal_comp(), slot,
             b.segment, nullptr, true);
 }
@@ -264,6 +285,7 @@ LCI_error_t send_up(state* c) {
       return send_empty(c, c->parent);
     case coll_kind::bcastm:
       if (!c->holds_root) return send_empty(c, c->parent);
+      if (skip_failed(c, c->parent, nullptr)) return LCI_OK;
       return to_error(send_eager(c->ep, msg_kind::medium, c->mbuf.address, c->mbuf.length, c->parent,
                         c->tag, nullptr, nullptr));
     case coll_kind::bcastl:
@@ -313,6 +335,7 @@ LCI_error_t send_down(state* c, int i) {
       return send_empty(c, child);
     case coll_kind::bcastm:
       if (i == c->root_child) return send_empty(c, child);
+      if (skip_failed(c, child, nullptr)) return LCI_OK;
       return to_error(send_eager(c->ep, msg_kind::medium, c->mbuf.address, c->mbuf.length, child, c->tag,
                         nullptr, nullptr));
     case coll_kind::bcastl:

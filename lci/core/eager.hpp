@@ -286,6 +286,8 @@ inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
   c->node.kind = match_kind::recv;
   if (match_node* m = d.table->insert_or_match(&c->node))
     complete_waiting(d, c, reinterpret_cast<packet*>(m));
+  else if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0))
+    recheck_failed_receive(d, key);
 }
 
 inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_t capacity,

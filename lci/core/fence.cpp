@@ -13,6 +13,7 @@
 
 #include "lci/core/barrier.hpp"
 #include "lci/core/eager.hpp"
+#include "lci/core/peer_failure.hpp"
 #include "lci/core/progress.hpp"
 #include "lci/core/runtime.hpp"
 #include "lci/util/log.hpp"
@@ -45,7 +46,7 @@ LCI_CONTROL_ARRIVAL(control_kind::gfence, on_gfence);
 
 }  // namespace
 
-void gfence_wait(endpoint* ep) {
+bool gfence_wait(endpoint* ep) {
   device& d = *ep->dev;
   const int n = LCI_NUM_PROCESSES;
   fence_wait(ep);
@@ -54,13 +55,17 @@ void gfence_wait(endpoint* ep) {
     gfence_payload g{ep->index, round, ep->issued.total(r)};
     send_control(d, r, make_control_imm(control_kind::gfence), &g, sizeof(g));
   }
+  // A failed peer (LCI_PEER_FAILURE=continue) is not waited for: its
+  // operations here never complete, and the fence reports the failure.
   for (int r = 0; r < n; ++r) {
-    while (ep->gfence_round[r].load(std::memory_order_acquire) < round ||
-           ep->done.total(r) < ep->gfence_issued[r].load(std::memory_order_relaxed))
+    while ((ep->gfence_round[r].load(std::memory_order_acquire) < round ||
+            ep->done.total(r) < ep->gfence_issued[r].load(std::memory_order_relaxed)) &&
+           !peer_refused(r))
       d.progress();
   }
   // Everyone's targets are done; a barrier (driving this device too) ends it.
-  runtime_barrier_with(d);
+  // It fails once a peer failed, as does the fence.
+  return runtime_barrier_with(d) && !g_any_peer_failed.load(std::memory_order_acquire);
 }
 
 }  // namespace lci

@@ -9,6 +9,8 @@ struct endpoint;
 void fence_wait(endpoint* ep);
 // Until every process's operations on the endpoint group completed locally
 // and at their targets (collective over the endpoint's peers).
-void gfence_wait(endpoint* ep);
+// False once a peer failed (LCI_PEER_FAILURE=continue): the fence then
+// does not wait for it.
+bool gfence_wait(endpoint* ep);
 
 }  // namespace lci

@@ -229,29 +229,46 @@ void fail_receive(device& d, recv_ctx* c, int rank) {
   if (comp) comp_signal(comp, r);
 }
 
-// What device d holds for `rank`: receives posted for it complete with
-// LCI_ERR_FATAL; its messages waiting for a receive and the control
-// messages queued to it are freed.
-void sweep_rank(device& d, int rank) {
+// The matching table's entries for `rank`: receives posted for it complete
+// with LCI_ERR_FATAL, its messages waiting for a receive are freed.
+void sweep_table(device& d, int rank, int* receives, int* messages) {
   std::vector<match_node*> nodes;
   d.table->remove_if([rank](const match_node* n) { return key_rank(n->key) == rank; }, &nodes);
-  int receives = 0, messages = 0;
   for (match_node* n : nodes) {
     if (n->kind == match_kind::recv) {
       fail_receive(d, reinterpret_cast<recv_ctx*>(n), rank);
-      ++receives;
+      ++*receives;
     } else {
       d.put_packet(reinterpret_cast<packet*>(n));
-      ++messages;
+      ++*messages;
     }
   }
+}
+
+// What device d holds for `rank`: the table's entries (sweep_table), the
+// control messages queued to it, the rendezvous waiting for it.
+void sweep_rank(device& d, int rank) {
+  int receives = 0, messages = 0;
+  sweep_table(d, rank, &receives, &messages);
   const int queued = d.drop_backlog_to(rank);
+  d.net->forget_peer(rank);
   const int rendezvous = g_peer_failed_ops ? g_peer_failed_ops(d, rank) : 0;
   LCI_LOG(info,
           "device %d: rank %d failed: %d posted receive(s) and %d rendezvous completed with "
           "LCI_ERR_FATAL, %d waiting message(s) and %d queued control message(s) freed",
           d.group_index, rank, receives, rendezvous, messages, queued);
 }
+
+}  // namespace
+
+void recheck_failed_receive(device& d, uint64_t key) {
+  const int rank = key_rank(key);
+  if (rank < 0 || rank >= peer_failure_ranks() || !peer_failed(rank)) return;
+  int receives = 0, messages = 0;
+  sweep_table(d, rank, &receives, &messages);
+}
+
+namespace {
 
 // Sweeps the ranks that failed since device d last looked (once each, one
 // thread at a time), then runs the program's callbacks. Out of line: the
@@ -401,6 +418,31 @@ bool device::progress_pass() {
   return did || n > 0;
 }
 
+namespace {
+
+// A message send the provider gave up on: its connection broke. With
+// LCI_PEER_FAILURE=continue that is the peer's death (tcp: the connection
+// was reset); otherwise the job ends.
+[[gnu::noinline, gnu::cold]] void on_failed_send(device& d, packet* p, int error) {
+  const int rank = p->out.rank;
+  if (!peer_failure_continues())
+    fatal("a message send to rank %d failed (error %d): the connection to rank %d was "
+          "taken over, lost or corrupted",
+          rank, error, rank);
+  mark_peer_failed(rank, "a message send to it failed: its connection broke");
+  if (p->out.comp) {
+    LCI_request_t r = make_request(rank, p->out.tag, LCI_MEDIUM, p->out.user_context);
+    r.flag = LCI_ERR_FATAL;
+    r.data.mbuffer.address = p->out.user_address;
+    r.data.mbuffer.length = p->out.length;
+    comp_signal(p->out.comp, r);
+  }
+  if (p->out.ep) p->out.ep->end_local();
+  if (!p->out.keep) d.put_packet(p);
+}
+
+}  // namespace
+
 // Out of line (device.hpp): an empty poll, the most frequent, then saves and
 // restores none of the registers this loop needs.
 void device::handle_completions(net::completion* cs, int n) {
@@ -443,11 +485,10 @@ void device::handle_completions(net::completion* cs, int n) {
       case net::completion_kind::failed:
         // The provider gave up on the connection (closed under it, or
         // replaced by another claiming the peer's address).
-        if (owns_packet(c.ctx))
-          fatal("a message send to rank %d failed (error %d): the connection to rank %d was "
-                "taken over, lost or corrupted",
-                static_cast<packet*>(c.ctx)->out.rank, c.error,
-                static_cast<packet*>(c.ctx)->out.rank);
+        if (owns_packet(c.ctx)) {
+          on_failed_send(*this, static_cast<packet*>(c.ctx), c.error);
+          break;
+        }
         g_completions[static_cast<size_t>(net::completion_kind::failed)](*this, c);
         break;
     }

@@ -86,6 +86,11 @@ inline constexpr msg_kind matched_kinds[] = {msg_kind::rts};
 // fail_waiting_ops). Returns how many it completed.
 using peer_failed_handler = int (*)(device& d, int rank);
 bool register_peer_failed(peer_failed_handler handler);
+// A receive was just posted under `key` while some peer is known dead: if
+// the rank it names failed, the receives posted for that rank complete with
+// LCI_ERR_FATAL now (the sweep may have run between the entry point's check
+// and the insert; the table's lock orders the two, so one of them sees it).
+void recheck_failed_receive(device& d, uint64_t key);
 
 // Fill the tables (once per kind; a second registration is fatal).
 bool register_arrival(msg_kind kind, arrival_handler handler);

@@ -8,6 +8,7 @@
 #include "lci/comp/signal.hpp"
 #include "lci/core/endpoint.hpp"
 #include "lci/core/memory.hpp"
+#include "lci/core/peer_failure.hpp"
 #include "lci/core/progress.hpp"
 #include "lci/core/request.hpp"
 #include "lci/core/test_flags.hpp"
@@ -85,7 +86,8 @@ int fail_waiting_ops(device& d, int rank) {
   d.rdv.take_all_if(
       [rank](const rdv_op* op) {
         const unsigned bit = role_bit(op->role);
-        return op->rank == rank && ((bit & target) || ((bit & origin) && !op->have_remote));
+        return op->rank == rank && ((bit & target) || ((bit & origin) && !op->have_remote) ||
+                                    op->awaiting_reply.load(std::memory_order_acquire));
       },
       &ops);
   for (rdv_op* op : ops) {
@@ -137,6 +139,12 @@ LCI_COMPLETION(net::completion_kind::failed, on_failed_completion);
 // Posts the op's pieces from where it stopped; a refused piece queues the
 // op in the backlog, whose drain calls this again (resume_rdma).
 void post_rdma(device& d, rdv_op* op) {
+  // A peer that failed gets no more pieces (a provider may refuse them with
+  // "retry" forever): the op ends with the error once its posted pieces did.
+  if (__builtin_expect(peer_refused(op->rank), 0)) {
+    op->flag = LCI_ERR_FATAL;
+    op->next_buffer = op->count;
+  }
   const size_t piece = d.piece_for(op->rank);
   while (op->next_buffer < op->count) {
     const rdv_buffer& b = op->bufs[op->next_buffer];

@@ -81,6 +81,9 @@ struct rdv_op {
   bool counted_local = false;       // counted in ep->pending
   bool have_remote = false;         // origin: the RTR arrived
   bool heap = false;                // allocated with new (the pool was empty)
+  // getv: its reads finished and it waits for the target's reply with the
+  // piggy-back bytes (set last: a failed peer's sweep may then take it).
+  std::atomic<bool> awaiting_reply{false};
   // put/get: the notify message (inline for a long transfer)
   char* notify = notify_inline;
   uint32_t notify_length = 0;

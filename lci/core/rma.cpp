@@ -155,8 +155,10 @@ void on_transfer_finished(device& d, rdv_op* op) {
   // A getv that asked for piggy-back bytes (reply_id != 0, the condition
   // the target answers on) completes when the target's reply arrives.
   if (op->role == rdv_role::get && op->flag == LCI_OK &&
-      reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0)
+      reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0) {
+    op->awaiting_reply.store(true, std::memory_order_release);
     return;
+  }
   finish(d, op, false);
 }
 
@@ -234,15 +236,17 @@ arrival on_getv_reply(device& d, packet* p) {
   const int rank = p->in.src_rank;
   fin_payload id;
   memcpy(&id, p->payload(), sizeof(id));
-  // A getv whose reads finished and that waits for its piggy-back bytes.
-  rdv_op* op = peer_op(d, id.id, rank, role_bit(rdv_role::get));
+  // A getv whose reads finished and that waits for its piggy-back bytes,
+  // taken out of the table (a failed peer's sweep never finishes it too).
   const size_t n = p->in.length - sizeof(id);
-  if (!op || op->type != LCI_IOVEC || op->outstanding.load(std::memory_order_acquire) != 0) {
-    drop_message(d, p, "getv reply", "rendezvous id", rank);
-    return arrival::kept;
-  }
-  if (n > op->iov.piggy_back.length) {
-    drop_message(d, p, "getv reply", "length (over the piggy-back capacity)", rank);
+  rdv_op* op = id.id > rdv_id_mask ? nullptr
+               : d.rdv.take_if(static_cast<uint32_t>(id.id), [rank, n](const rdv_op* o) {
+                   return o->rank == rank && o->role == rdv_role::get && o->type == LCI_IOVEC &&
+                          o->awaiting_reply.load(std::memory_order_acquire) &&
+                          n <= o->iov.piggy_back.length;
+                 });
+  if (!op) {
+    drop_message(d, p, "getv reply", "rendezvous id or length", rank);
     return arrival::kept;
   }
   if (n) memcpy(op->iov.piggy_back.address, p->payload() + sizeof(id), n);

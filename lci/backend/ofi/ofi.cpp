@@ -1,7 +1,9 @@
 // libfabric backend: set-up, address exchange, registration, error paths.
 #include "lci/backend/ofi/ofi.hpp"
 
+#include <poll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -165,6 +167,12 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   addrs_.resize(static_cast<size_t>(boot.size()));
   for (int r = 0; r < boot.size(); ++r) {
     std::vector<unsigned char> addr = from_hex(boot.get(r, key));
+    if (s.peer_failed && (info_->addr_format == FI_SOCKADDR_IN ||
+                          info_->addr_format == FI_SOCKADDR_IN6)) {
+      probe_addrs_.resize(static_cast<size_t>(boot.size()));
+      memcpy(&probe_addrs_[static_cast<size_t>(r)], addr.data(),
+             std::min(addr.size(), sizeof(sockaddr_storage)));
+    }
     int n = fi_av_insert(av_, addr.data(), 1, &addrs_[static_cast<size_t>(r)], 0, nullptr);
     if (n != 1) fatal("libfabric: fi_av_insert of rank %d's address failed (%d)", r, n);
     // A table address vector numbers entries in insertion order: the
@@ -184,6 +192,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     soft_ = s.ofi_rma_messages;
   }
   is_failed_ = s.is_failed;
+  peer_failed_ = s.peer_failed;
   if (soft_) {
     soft_setup(s.max_payload);
     check(fi_mr_reg(domain_, staging_.data(), staging_.size(), FI_SEND, 0,
@@ -461,9 +470,44 @@ void ofi_device::send_heartbeats() {
     if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
     if (is_failed_ && is_failed_(r)) continue;  // LCI_PEER_FAILURE=continue: known dead
     const uint64_t beat[2] = {auth_->received_from(r), starved};
-    // A refusal (queue full, the peer's send lock busy) skips this round.
-    inject_sealed(r, beat, sizeof beat, heartbeat_imm);
+    // A refusal (queue full, the peer's send lock busy) skips this round;
+    // with LCI_PEER_FAILURE=continue it also asks whether the peer is gone
+    // (tcp;ofi_rxm refuses every send to a dead peer, for ever).
+    if (inject_sealed(r, beat, sizeof beat, heartbeat_imm) != status::ok && peer_failed_ &&
+        peer_gone(r))
+      peer_failed_(r, "its connection was reset and its listening port refuses connections");
   }
+}
+
+bool ofi_device::peer_gone(int rank) const {
+  if (probe_addrs_.empty()) return false;
+  const sockaddr_storage& a = probe_addrs_[static_cast<size_t>(rank)];
+  const socklen_t len = a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  const int fd = socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int err = connect(fd, reinterpret_cast<const sockaddr*>(&a), len) == 0 ? 0 : errno;
+  if (err == EINPROGRESS) {
+    // A live peer's listener accepts at once on a reachable host; no answer
+    // within the wait is no proof of death.
+    pollfd p{fd, POLLOUT, 0};
+    err = ETIMEDOUT;
+    if (::poll(&p, 1, 200) == 1) {
+      socklen_t l = sizeof(err);
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0) err = errno;
+    }
+  }
+  close(fd);
+  return err == ECONNREFUSED;
+}
+
+void ofi_device::forget_peer(int rank) {
+  if (!soft_) return;
+  rma_peer& p = peers_[static_cast<size_t>(rank)];
+  p.lock.lock();
+  while (!p.work.empty()) p.work.pop_front();
+  p.lock.unlock();
+  const int failed = ops_->fail_rank(rank);
+  if (failed) LCI_LOG(info, "libfabric: %d put(s)/get(s) with the failed rank %d end", failed, rank);
 }
 
 void ofi_device::on_heartbeat(int src, const void* payload) {
@@ -548,11 +592,18 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
   }
   if (soft_) {
     const int b = staging_index(err.op_context);
-    if (b >= 0)
-      fatal("libfabric: sending a piece of an RDMA transfer to rank %d failed: %s; the "
-            "connection to rank %d was taken over or lost (provider %s)",
-            staging_rank_[static_cast<size_t>(b)], fi_strerror(err.err),
-            staging_rank_[static_cast<size_t>(b)], provider_.c_str());
+    if (b >= 0) {
+      const int rank = staging_rank_[static_cast<size_t>(b)];
+      if (!peer_failed_)
+        fatal("libfabric: sending a piece of an RDMA transfer to rank %d failed: %s; the "
+              "connection to rank %d was taken over or lost (provider %s)",
+              rank, fi_strerror(err.err), rank, provider_.c_str());
+      // LCI_PEER_FAILURE=continue: the peer is gone; its operations fail
+      // when the core sweeps it (forget_peer).
+      staging_give(b);
+      peer_failed_(rank, "a piece of an RDMA transfer to it failed: its connection broke");
+      return 0;
+    }
   }
   if ((err.flags & FI_RECV) || !err.op_context)
     fatal("libfabric: receive failed: %s (provider: %s)", fi_strerror(err.err),

@@ -52,7 +52,9 @@
 // are safe; poll() is called under the device's progress try-lock.
 #pragma once
 
+#include <netinet/in.h>
 #include <rdma/fabric.h>
+#include <sys/socket.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -231,6 +233,10 @@ class ofi_device final {
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
                       const std::function<bool(int)>& failed);
 
+  // A peer known dead (LCI_PEER_FAILURE=continue): its puts and gets in
+  // flight fail, the work queued for it is dropped.
+  void forget_peer(int rank);
+
   // After the core has handled a batch of completions of poll(): sends
   // what handling them queued (answers to RDMA pieces, merged).
   void end_of_batch() {
@@ -360,6 +366,15 @@ class ofi_device final {
   std::atomic<uint64_t> received_{0};  // see received()
   std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats
   bool (*is_failed_)(int rank) = nullptr;  // a dead peer gets no heartbeat (settings::is_failed)
+  // LCI_PEER_FAILURE=continue (settings::peer_failed): a peer found dead is
+  // reported there; nullptr: its loss is fatal.
+  void (*peer_failed_)(int rank, const char* why) = nullptr;
+  // Where a provider's addresses are IP socket addresses (tcp), each rank's
+  // listening address: a peer whose heartbeat the provider keeps refusing
+  // is probed with a TCP connection attempt there; the kernel refuses it
+  // once the process is gone (peer_gone). Empty elsewhere.
+  std::vector<sockaddr_storage> probe_addrs_;
+  bool peer_gone(int rank) const;
   std::mutex watch_lock_;
   std::vector<watch> watch_;
   // On the shm provider: the region's /dev/shm file, named by this device

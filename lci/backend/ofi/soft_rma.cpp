@@ -122,6 +122,29 @@ bool rma_ops::count(uint64_t id, int rank, kind k, uint64_t length, bool failed)
   return true;
 }
 
+int rma_ops::fail_rank(int rank) {
+  int n = 0;
+  for (uint32_t index = 0; index < slots; ++index) {
+    if ((used_[index / 64].load(std::memory_order_acquire) >> (index % 64) & 1) == 0) continue;
+    slot& s = s_[index];
+    uint64_t p = s.progress.load(std::memory_order_acquire);
+    if (s.rank != rank) continue;
+    // All bytes counted at once (as refused): the transition to complete is
+    // made by exactly one thread, this one or a racing count().
+    const uint64_t gen = p >> gen_shift;
+    s.failed.store(true, std::memory_order_relaxed);
+    while ((p >> gen_shift) == gen && (p & bytes_mask) < s.length) {
+      if (s.progress.compare_exchange_weak(p, gen << gen_shift | s.length,
+                                           std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        push_finished(static_cast<int>(index));
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
 void rma_ops::push_finished(int index) {
   slot& s = s_[index];
   int head = finished_.load(std::memory_order_relaxed);

@@ -134,6 +134,9 @@ class rma_ops {
   bool any_finished() const {
     return finished_.load(std::memory_order_relaxed) >= 0 || !ready_.empty();
   }
+  // The peer `rank` died: its operations in flight finish as failed (each
+  // once, like a last refused piece would). Returns how many.
+  int fail_rank(int rank);
   void* ctx_of(int slot) const { return s_[slot].ctx; }
   bool failed(int slot) const { return s_[slot].failed.load(std::memory_order_relaxed); }
   void release(int slot);
