@@ -218,6 +218,33 @@ LCI_error_t send_reserved(state* c, int rank) {
   return rc;
 }
 
+// A process whose collective already failed (a peer it waits for, or whose
+// subtree, died) sends a poisoned message in place of each message it
+// still owes, so that no survivor completes with LCI_ERR_OK on a result
+// that misses a contribution: where an eager message is expected, a short
+// message (its receive then completes with type LCI_IMMEDIATE, which no
+// collective sends otherwise); where a long one is, a zero-length long one.
+LCI_error_t send_poison_eager(state* c, int rank) {
+  LCI_short_t s;
+  memset(&s, 0, sizeof(s));
+  return to_error(send_eager(c->ep, msg_kind::short_msg, &s, LCI_SHORT_SIZE, rank, c->tag, nullptr,
+                             nullptr));
+}
+
+LCI_error_t send_poison_long(state* c, int rank, coll_slot* slot) {
+  slot->done.store(false, std::memory_order_relaxed);
+  return to_error(start_send_long(c->ep, LCI_lbuffer_t{nullptr, nullptr, 0}, rank, c->tag,
+                                  internal_comp(), slot, false, 0, true));
+}
+
+// Whether a received message of the collective is a poisoned one (or its
+// sender failed): eager (`expect_long` false) or long of `length` bytes.
+bool is_poison(const coll_slot& s, bool expect_long, size_t length) {
+  if (s.req.flag != LCI_OK) return true;
+  if (expect_long) return s.req.data.lbuffer.length != length;
+  return s.req.type == LCI_IMMEDIATE;
+}
+
 void recv_medium(state* c, int rank, void* buffer, size_t length, coll_slot* slot,
                  bool want_packet = false) {
   if (skip_failed(c, rank, slot)) return;
@@ -262,24 +289,44 @@ void post_gather(state* c) {
   }
 }
 
+// Whether child i's up message is long.
+bool up_is_long(const state* c, int i) {
+  return c->kind == coll_kind::allreducel || (c->kind == coll_kind::bcastl && i == c->root_child);
+}
+// Whether the parent's down message is long.
+bool down_is_long(const state* c) {
+  return c->kind == coll_kind::allreducel || (c->kind == coll_kind::bcastl && !c->holds_root);
+}
+
 // Takes in a child's up message: folds it for an allreduce.
 void take_up(state* c, int i) {
   coll_slot& s = c->up[i];
-  note_flag(c, s);
+  const bool poison = is_poison(s, up_is_long(c, i), c->lbuf.length);
+  if (poison && c->flag == LCI_OK) c->flag = LCI_ERR_FATAL;
   if (c->kind == coll_kind::allreducem) {
-    void* data = s.req.data.mbuffer.address;
-    if (s.req.flag == LCI_OK && c->mbuf.length) c->op(c->mbuf.address, data, c->mbuf.length);
+    // (a poisoned message is a short one: no packet was handed out)
+    void* data = s.req.type == LCI_MEDIUM && s.req.flag == LCI_OK ? s.req.data.mbuffer.address
+                                                                   : nullptr;
+    if (!poison && c->mbuf.length) c->op(c->mbuf.address, data, c->mbuf.length);
     if (data) {
       packet* p = packet::of_payload(data);
       p->dev->put_packet(p);
     }
   } else if (c->kind == coll_kind::allreducel) {
-    if (s.req.flag == LCI_OK && c->lbuf.length)
-      c->op(c->lbuf.address, c->scratch[i].address, c->lbuf.length);
+    if (!poison && c->lbuf.length) c->op(c->lbuf.address, c->scratch[i].address, c->lbuf.length);
   }
 }
 
 LCI_error_t send_up(state* c) {
+  if (c->flag != LCI_OK) {
+    if (c->kind == coll_kind::allreducel || (c->kind == coll_kind::bcastl && c->holds_root)) {
+      c->up_send_long = true;
+      if (skip_failed(c, c->parent, &c->up_send)) return LCI_OK;  // (post_down waits for it)
+      return send_poison_long(c, c->parent, &c->up_send);
+    }
+    if (skip_failed(c, c->parent, nullptr)) return LCI_OK;
+    return send_poison_eager(c, c->parent);
+  }
   switch (c->kind) {
     case coll_kind::barrier:
       return send_empty(c, c->parent);
@@ -330,6 +377,14 @@ void post_down(state* c) {
 
 LCI_error_t send_down(state* c, int i) {
   const int child = c->children[i];
+  if (c->flag != LCI_OK) {
+    if (skip_failed(c, child, nullptr)) return LCI_OK;
+    if (c->kind == coll_kind::allreducel || (c->kind == coll_kind::bcastl && i != c->root_child)) {
+      c->down_send_long[i] = true;
+      return send_poison_long(c, child, &c->down_send[i]);
+    }
+    return send_poison_eager(c, child);
+  }
   switch (c->kind) {
     case coll_kind::barrier:
       return send_empty(c, child);
@@ -390,7 +445,8 @@ bool advance(state* c) {
         break;
       case coll_phase::wait_down:
         if (!slot_done(c->down)) return moved;
-        note_flag(c, c->down);
+        if (is_poison(c->down, down_is_long(c), c->lbuf.length) && c->flag == LCI_OK)
+          c->flag = LCI_ERR_FATAL;
         c->phase = coll_phase::send_down;
         moved = true;
         break;
