@@ -42,6 +42,11 @@ class rdv_table {
     slots_.push_back(op);
     return id;
   }
+  // Ids in use (ops and reservations); diagnostics.
+  size_t in_use() {
+    std::lock_guard<spin_lock> guard(lock_);
+    return slots_.size() - free_.size();
+  }
   rdv_op* get(uint32_t id) {
     std::lock_guard<spin_lock> guard(lock_);
     return id < slots_.size() ? live(slots_[id]) : nullptr;

@@ -143,6 +143,21 @@ LCI_API LCI_error_t LCIT_fail_peer(int rank) noexcept try {
   return LCI_ERR_FATAL;
 }
 
+LCI_API LCI_error_t LCIT_resources(LCI_device_t device, LCIT_resources_t* out) noexcept try {
+  if (!device || !out) return LCI_ERR_FATAL;
+  lci::device& d = *lci::to_device(device);
+  out->packets_free = d.packets->available();
+  out->packets_total = d.packets->capacity();
+  out->receives_missing = static_cast<size_t>(d.recv_deficit.load(std::memory_order_relaxed));
+  out->rendezvous = d.rdv.in_use();
+  out->matching = d.table->size();
+  out->backlog = static_cast<size_t>(d.backlog_size.load(std::memory_order_relaxed));
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
 LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) noexcept try {
   if (!device || rank < 0 || rank >= LCI_NUM_PROCESSES) return 0;
   return lci::to_device(device)->piece_for(rank);

@@ -37,6 +37,8 @@
 //       cross-memory attach to rank as refused by the kernel (its bulk data
 //       is pipelined through the rings), as Yama or a container would.
 //   LCIT_rdma_piece(device, rank): the longest RDMA piece towards rank.
+//   LCIT_resources(device, &r): packets free, rendezvous ids in use,
+//       matching-table entries, backlog (to count before and after).
 //   LCIT_fail_peer(rank): this process treats rank as failed, as if its
 //       death had been detected (LCI_PEER_FAILURE=continue only; otherwise
 //       LCI_ERR_FATAL).
@@ -58,6 +60,12 @@ extern "C" typedef struct {
   uint64_t key;
   uint64_t op;
 } LCIT_native_cell;
+
+// LCIT_resources: what a device holds; the same layout as in
+// tests/common/test_hooks.h.
+extern "C" typedef struct {
+  size_t packets_free, packets_total, receives_missing, rendezvous, matching, backlog;
+} LCIT_resources_t;
 
 #include "lci.h"
 

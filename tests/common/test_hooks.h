@@ -66,6 +66,14 @@ LCI_error_t LCIT_native_refuse_cma(int rank) LCI_NOEXCEPT;
  * the provider's key reaches nothing). */
 LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key, uint64_t* provider_key)
     LCI_NOEXCEPT;
+/* What `device` holds (hooks on or off), to count before and after: free
+ * packets (the pool and its thread caches) of packets_total, receive
+ * packets not re-posted, rendezvous ids in use, matching-table entries
+ * (posted receives and unexpected messages), queued backlog entries. */
+typedef struct {
+  size_t packets_free, packets_total, receives_missing, rendezvous, matching, backlog;
+} LCIT_resources_t;
+LCI_error_t LCIT_resources(LCI_device_t device, LCIT_resources_t* out) LCI_NOEXCEPT;
 /* The longest RDMA piece `device` sends towards `rank` (hooks on or off). */
 size_t LCIT_rdma_piece(LCI_device_t device, int rank) LCI_NOEXCEPT;
 #ifdef __cplusplus
