@@ -158,6 +158,14 @@ class network_device final {
   void end_of_batch() {
     if (is_ofi()) ofi_->end_of_batch();
   }
+  // For the state dump: the libfabric device's counters (verbs keeps none
+  // beyond what the core reports).
+  void describe(const describe_fn& out) const {
+    if (is_ofi())
+      ofi_->describe(out);
+    else
+      out(std::string("network backend ") + provider_name());
+  }
   // The libfabric device, or nullptr where verbs was chosen.
   ofi::ofi_device* ofi_device() { return is_ofi() ? &*ofi_ : nullptr; }
 
@@ -345,6 +353,12 @@ class backend_device final {
       }
     }
     return n;
+  }
+
+  // For the state dump: each transport's state, a line at a time.
+  void describe(const describe_fn& out) const {
+    if (native_) native_->describe(out);
+    if (net_) net_->describe(out);
   }
 
   // Messages received through each transport since creation.
