@@ -9,6 +9,8 @@
 //            transfers complete with the right bytes, and the dumps show
 //            nothing in flight. Before LCI_initialize and after LCI_finalize
 //            the call returns LCI_ERR_FATAL; a debug build refuses NULL.
+//            With LCI_DUMP_SIGNAL=USR1, raising it prints the dump to
+//            stderr, and LCI_finalize stops the thread that prints it.
 //   hang     Rank 0 waits for a recvl from rank 1 (tag 77) that is never
 //            sent, rank 1's sendl to rank 0 (tag 78) is never received, and
 //            both wait on: lcrun's LCRUN_TIMEOUT must end the job, after
@@ -18,7 +20,9 @@
 // Every wait is bounded.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -125,6 +129,42 @@ void case_pending() {
 #endif
 }
 
+// With LCI_DUMP_SIGNAL=USR1 (the test registration sets it): the signal
+// makes LCI's thread print the dump to stderr, which is caught in a file.
+void check_dump_signal() {
+  phase("the dump on LCI_DUMP_SIGNAL");
+  char path[] = "/tmp/lci_state_dump_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) die("mkstemp failed");
+  unlink(path);
+  fflush(stderr);
+  const int saved = dup(2);
+  dup2(fd, 2);
+  raise(SIGUSR1);
+  const std::string end = "rank " + std::to_string(LCI_RANK) + ": end of LCI state dump\n";
+  std::string text;
+  deadline dl(30);
+  while (text.find(end) == std::string::npos && !dl.passed()) {
+    usleep(20000);
+    text.clear();
+    char buf[4096];
+    ssize_t n;
+    off_t at = 0;
+    while ((n = pread(fd, buf, sizeof(buf), at)) > 0) {
+      text.append(buf, static_cast<size_t>(n));
+      at += n;
+    }
+  }
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  fputs(text.c_str(), stdout);
+  EXPECT(text.find(end) != std::string::npos, "no dump on SIGUSR1 within 30 s");
+  EXPECT(text.find("rank " + std::to_string(LCI_RANK) + " dev 0: rendezvous and RDMA operations "
+                   "in flight: 0\n") != std::string::npos,
+         "the signal's dump lacks the device's lines");
+}
+
 void case_hang() {
   comp lc(LCI_COMPLETION_QUEUE);
   lbuf recv_buf(mem_kind::registered, k_len);
@@ -149,8 +189,10 @@ int main(int argc, char** argv) {
   harness_init(120);
   EXPECT(before, "LCIX_dump_state before LCI_initialize did not return LCI_ERR_FATAL");
   if (LCI_NUM_PROCESSES != 2) die("needs exactly 2 ranks");
-  if (which == "pending")
+  if (which == "pending") {
     case_pending();
+    if (getenv("LCI_DUMP_SIGNAL")) check_dump_signal();
+  }
   else if (which == "hang")
     case_hang();
   else
