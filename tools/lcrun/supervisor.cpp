@@ -109,6 +109,11 @@ int supervisor::run() {
     }
   }
   serve();
+  // Every rank ended within dump_grace (a program without LCI's handler
+  // dies of the dump signal): the timeout ended the job all the same.
+  if (dumping_ && !terminating_)
+    std::fprintf(stderr, "lcrun: LCRUN_TIMEOUT=%g s expired; the ranks ended when asked for "
+                 "their state\n", opts_.timeout_s);
   std::string failed;
   for (int r = 0; r < opts_.nranks; ++r)
     if (ranks_[r].failed) failed += (failed.empty() ? "" : ", ") + std::to_string(r);
