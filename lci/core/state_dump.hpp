@@ -4,7 +4,9 @@
 // dump_state prints, per device: the rendezvous and RDMA operations in
 // flight (one line each, with the peer and what the operation waits for,
 // e.g. "sendl id 17 to rank 3 tag 5 size 131072: waits for an RTR from
-// rank 3"), the receives posted and the messages waiting in the matching
+// rank 3"; an origin whose writes are under way has left the operation
+// table and waits only for its own RDMA completions, which the transport's
+// lines count), the receives posted and the messages waiting in the matching
 // table, the backlog, the packet pool and each transport's state (the
 // native transport's rings per peer, libfabric's counters); then the
 // failed peers. Every line starts with "rank R" so that the dumps of many
