@@ -643,6 +643,23 @@ LCI_API int LCIX_peer_failed(int rank) LCI_NOEXCEPT;
  * (NULL: none); ranks that failed before the call are reported too. */
 LCI_API LCI_error_t LCIX_on_peer_failure(void (*fn)(int rank, void* ctx), void* ctx) LCI_NOEXCEPT;
 
+/* State dump. LCIX_dump_state writes what this rank's LCI holds and waits
+ * for to `out`, one line per item, each starting with "rank R": per device
+ * the rendezvous and RDMA operations in flight, with their peer and what
+ * they wait for ("sendl id 17 to rank 3 tag 5 size 131072: waits for an RTR
+ * from rank 3"), the receives posted and the messages that wait for one,
+ * the backlog, the packet pool and each transport's state (the native
+ * transport's rings per peer); then the failed peers. It may be called
+ * from any thread while others communicate: what is locked for too long is
+ * printed as "busy". With LCI_DUMP_SIGNAL set (USR1, USR2, RTMIN+n), that
+ * signal makes the rank print the same to stderr; lcrun sends it to every
+ * rank before LCRUN_TIMEOUT ends a job. NULL `out` prints to stderr (a
+ * debug build returns LCI_ERR_FATAL instead); before LCI_initialize or after
+ * LCI_finalize it returns LCI_ERR_FATAL. */
+/** Writes this rank's LCI state (operations in flight, posted receives, backlog, rings) to `out`
+ * (extension). */
+LCI_API LCI_error_t LCIX_dump_state(FILE* out) LCI_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

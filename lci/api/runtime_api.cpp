@@ -8,6 +8,7 @@
 #include "lci/core/barrier.hpp"
 #include "lci/core/progress.hpp"
 #include "lci/core/runtime.hpp"
+#include "lci/core/state_dump.hpp"
 
 using namespace lci;
 
@@ -33,6 +34,7 @@ LCI_error_t LCI_initialize() noexcept try {
   LCI_DEBUG_ONLY(debug::track(LCI_UR_DEVICE, debug::handle_kind::device));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_ENDPOINT, debug::handle_kind::endpoint));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_CQ, debug::handle_kind::queue));
+  dump_signal_start(settings().dump_signal);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);
@@ -55,6 +57,8 @@ LCI_error_t LCI_finalize() noexcept try {
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
   // After a peer failed, only the launcher's barrier knows who is left.
   if (!g_any_peer_failed.load(std::memory_order_acquire)) runtime_barrier();
+  // A job stuck in the barrier above can still be asked for its state.
+  dump_signal_stop();
   runtime_finalize();
   return LCI_OK;
 } catch (...) {
@@ -284,6 +288,19 @@ LCI_error_t LCI_endpoint_free(LCI_endpoint_t* ep_ptr) noexcept try {
   LCI_DEBUG_ONLY(debug::untrack(*ep_ptr));
   endpoint_destroy(to_endpoint(*ep_ptr));
   *ep_ptr = nullptr;
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
+LCI_API LCI_error_t LCIX_dump_state(FILE* out) noexcept try {
+  LCI_CHECK(out ? LCI_OK : debug::fail("LCIX_dump_state", "argument out is NULL"));
+  if (!out) out = stderr;
+  if (!dump_state(out)) {
+    LCI_WARN("LCIX_dump_state: LCI is not initialized (call LCI_initialize first)");
+    return LCI_ERR_FATAL;
+  }
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);

@@ -164,6 +164,14 @@ class network_device final {
   void forget_peer(int rank) {
     if (is_ofi()) ofi_->forget_peer(rank);
   }
+  // For the state dump: the libfabric device's counters (verbs keeps none
+  // beyond what the core reports).
+  void describe(const describe_fn& out) const {
+    if (is_ofi())
+      ofi_->describe(out);
+    else
+      out(std::string("network backend ") + provider_name());
+  }
   // The libfabric device, or nullptr where verbs was chosen.
   ofi::ofi_device* ofi_device() { return is_ofi() ? &*ofi_ : nullptr; }
 
@@ -354,6 +362,12 @@ class backend_device final {
       }
     }
     return n;
+  }
+
+  // For the state dump: each transport's state, a line at a time.
+  void describe(const describe_fn& out) const {
+    if (native_) native_->describe(out);
+    if (net_) net_->describe(out);
   }
 
   // Messages received through each transport since creation.

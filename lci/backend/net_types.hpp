@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #if defined(__SANITIZE_THREAD__)
@@ -126,6 +127,13 @@ struct mr {
   void* desc = nullptr;    // local descriptor to pass with operations
   uint64_t rkey = 0;       // key a peer uses for RDMA
 };
+
+// Where a transport describes its state for the state dump
+// (lci/core/state_dump.hpp): one call per line of text, without the
+// "rank R dev D: " prefix the core adds. Diagnostics only, never on the
+// data path; a transport reads its state there without waiting for a lock
+// (try_lock_bounded) and says "busy" for what it could not read.
+using describe_fn = std::function<void(const std::string& line)>;
 
 }  // namespace lci::net
 

@@ -14,6 +14,7 @@
 #include "lci/core/config_values.hpp"
 #include "lci/core/protocol.hpp"
 #include "lci/util/log.hpp"
+#include "lci/util/signal_name.hpp"
 #include "lci/wait/parking.hpp"
 
 // ---- globals of lci.h -----------------------------------------------------
@@ -169,6 +170,7 @@ constexpr const char* log_level_words = "error, warn, diag, info, debug or trace
 constexpr const char* backend_words = "ofi or ibv";
 constexpr const char* wait_policy_words = "threads, spin, fibers or tbb";
 constexpr const char* peer_failure_words = "abort or continue";
+constexpr const char* dump_signal_words = "none, USR1, USR2, RTMIN+n or the number of one of those";
 
 const char* type_name(kind k) {
   switch (k) {
@@ -182,6 +184,7 @@ const char* type_name(kind k) {
     case kind::log_level:
     case kind::backend:
     case kind::peer_failure:
+    case kind::dump_signal:
     case kind::wait_policy: return "word";
     case kind::text: return "text";
   }
@@ -202,6 +205,7 @@ std::string range_text(const entry& e) {
     case kind::backend: return backend_words;
     case kind::wait_policy: return wait_policy_words;
     case kind::peer_failure: return peer_failure_words;
+    case kind::dump_signal: return dump_signal_words;
     case kind::text:
       return e.category == config_category::bootstrap ? "text, checked by the bootstrap" : "any text";
     case kind::derived: return "";
@@ -286,6 +290,10 @@ void apply(const entry& e, config& c, const char* value) {
       if (!strcmp(value, "abort")) *static_cast<bool*>(target) = false;
       else if (!strcmp(value, "continue")) *static_cast<bool*>(target) = true;
       else bad_value(e.name, value, peer_failure_words);
+      return;
+    case kind::dump_signal:
+      if (!parse_dump_signal(value, *static_cast<int*>(target)))
+        bad_value(e.name, value, dump_signal_words);
       return;
     case kind::wait_policy:
       for (auto& w : wait_words)
@@ -387,6 +395,7 @@ std::string format(const entry& e, const config& c) {
     case kind::size: return std::to_string(*static_cast<const size_t*>(v));
     case kind::boolean: return *static_cast<const bool*>(v) ? "1" : "0";
     case kind::peer_failure: return *static_cast<const bool*>(v) ? "continue" : "abort";
+    case kind::dump_signal: return dump_signal_name(*static_cast<const int*>(v));
     case kind::rdv: return *static_cast<const LCI_rdv_protocol_t*>(v) == LCI_RDV_WRITE ? "write" : "writeimm";
     case kind::try_lock_mode: {
       static const struct { const char* word; uint64_t bit; } bits[] = {

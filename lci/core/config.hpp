@@ -67,7 +67,7 @@ LCI_INTERNAL_EXPORT const char* to_string(config_category c);
 // bootstrap's are checked by the bootstrap).
 enum class setting_kind : uint8_t {
   integer, size, boolean, rdv, try_lock_mode, device_lock_mode, log_level, text, wait_policy,
-  backend, peer_failure, derived
+  backend, peer_failure, dump_signal, derived
 };
 
 template <setting_kind K> struct setting_type_of { using type = int; };
@@ -75,6 +75,8 @@ template <> struct setting_type_of<setting_kind::size> { using type = size_t; };
 template <> struct setting_type_of<setting_kind::boolean> { using type = bool; };
 // LCI_PEER_FAILURE: true for "continue", false for "abort".
 template <> struct setting_type_of<setting_kind::peer_failure> { using type = bool; };
+// LCI_DUMP_SIGNAL: the signal number, 0 for none (lci/util/signal_name.hpp).
+template <> struct setting_type_of<setting_kind::dump_signal> { using type = int; };
 template <> struct setting_type_of<setting_kind::rdv> { using type = LCI_rdv_protocol_t; };
 template <> struct setting_type_of<setting_kind::try_lock_mode> { using type = uint64_t; };
 template <> struct setting_type_of<setting_kind::device_lock_mode> { using type = uint64_t; };

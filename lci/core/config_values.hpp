@@ -4,25 +4,13 @@
 // either exactly of the expected form or an error.
 #pragma once
 
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "lci.h"
+#include "lci/util/parse_int.hpp"
 
 namespace lci {
-
-// A whole decimal integer in [lo, hi]; false on anything else (junk after
-// the digits, overflow, out of range, empty).
-inline bool parse_decimal(const char* text, long long lo, long long hi, long long& out) {
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (errno || end == text || *end != '\0' || v < lo || v > hi) return false;
-  out = v;
-  return true;
-}
 
 // LCI_BACKEND_TRY_LOCK_MODE: a comma-separated list of the words none,
 // send, recv, poll, global, global_b, each mapped to its bit.

@@ -210,9 +210,6 @@ bool register_peer_failed(peer_failed_handler handler) {
 
 namespace {
 
-// The rank a matching key names (LCI_RANK_ANY for a tag-matching endpoint's).
-int key_rank(uint64_t key) { return static_cast<int>(static_cast<uint32_t>(key >> 32)); }
-
 // The receive c, posted for a rank that failed, completes with the error.
 void fail_receive(device& d, recv_ctx* c, int rank) {
   LCI_request_t r = make_request(rank, static_cast<LCI_tag_t>(c->node.key & 0xffffu), c->type,
@@ -233,7 +230,7 @@ void fail_receive(device& d, recv_ctx* c, int rank) {
 // with LCI_ERR_FATAL, its messages waiting for a receive are freed.
 void sweep_table(device& d, int rank, int* receives, int* messages) {
   std::vector<match_node*> nodes;
-  d.table->remove_if([rank](const match_node* n) { return key_rank(n->key) == rank; }, &nodes);
+  d.table->remove_if([rank](const match_node* n) { return match_key_rank(n->key) == rank; }, &nodes);
   for (match_node* n : nodes) {
     if (n->kind == match_kind::recv) {
       fail_receive(d, reinterpret_cast<recv_ctx*>(n), rank);
@@ -262,7 +259,7 @@ void sweep_rank(device& d, int rank) {
 }  // namespace
 
 void recheck_failed_receive(device& d, uint64_t key) {
-  const int rank = key_rank(key);
+  const int rank = match_key_rank(key);
   if (rank < 0 || rank >= peer_failure_ranks() || !peer_failed(rank)) return;
   int receives = 0, messages = 0;
   sweep_table(d, rank, &receives, &messages);

@@ -88,6 +88,19 @@ class rdv_table {
       out->push_back(op);
     }
   }
+  // Diagnostics (the state dump): calls f(id, op) for every live op under
+  // the table's lock, which is tried with a bound (try_lock_bounded), never
+  // waited for; false, having called nothing, if it could not be taken.
+  // While f runs no finisher can take an op out and free it; f must not
+  // call into the table.
+  template <class F>
+  bool for_each(F&& f) {
+    if (!try_lock_bounded(lock_)) return false;
+    std::lock_guard<spin_lock> guard(lock_, std::adopt_lock);
+    for (uint32_t id = 0; id < slots_.size(); ++id)
+      if (const rdv_op* op = live(slots_[id])) f(id, op);
+    return true;
+  }
 
  private:
   // The placeholder of a reserved id (never dereferenced).

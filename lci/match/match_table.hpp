@@ -54,6 +54,16 @@ inline uint64_t make_match_key(int rank, uint32_t endpoint, uint32_t tag) noexce
          (static_cast<uint64_t>(endpoint) << 16) | static_cast<uint64_t>(tag);
 }
 
+// The parts of a key (make_match_key's inverse); the rank is LCI_RANK_ANY
+// for a tag-matching endpoint's.
+inline int match_key_rank(uint64_t key) noexcept {
+  return static_cast<int>(static_cast<uint32_t>(key >> 32));
+}
+inline uint32_t match_key_endpoint(uint64_t key) noexcept {
+  return static_cast<uint32_t>(key >> 16) & 0xfffu;
+}
+inline uint32_t match_key_tag(uint64_t key) noexcept { return static_cast<uint32_t>(key) & 0xffffu; }
+
 class match_table {
  public:
   explicit match_table(size_t nbuckets)
@@ -153,6 +163,26 @@ class match_table {
       }
       b.lock.unlock();
     }
+  }
+
+  // Diagnostics (the state dump): calls f(entry) for every entry, bucket by
+  // bucket under each bucket's lock, tried with a bound (try_lock_bounded)
+  // and never waited for. Returns the number of buckets skipped because
+  // their lock stayed held. f must not call into the table.
+  template <class F>
+  size_t for_each(F&& f) {
+    size_t busy = 0;
+    for (size_t i = 0; i <= mask_; ++i) {
+      bucket& b = buckets_[i];
+      if (b.count.load(std::memory_order_relaxed) == 0) continue;
+      if (!try_lock_bounded(b.lock)) {
+        ++busy;
+        continue;
+      }
+      for (const match_node* cur = b.head; cur != nullptr; cur = cur->next) f(cur);
+      b.lock.unlock();
+    }
+    return busy;
   }
 
   // Entries held; a sum of per-bucket snapshots (O(nbuckets); diagnostics).

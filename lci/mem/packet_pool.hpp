@@ -229,15 +229,27 @@ class packet_pool {
   // Free packets in the shared stack and the attached caches (approximate
   // while other threads work).
   size_t available() const {
-    size_t n = top_.load(std::memory_order_relaxed);
     std::lock_guard<std::mutex> g(caches_mutex_);
-    for (const detail::pool_cache* c : caches_)
-      n += c->count.load(std::memory_order_relaxed);
-    return n;
+    return available_locked();
+  }
+  // available(), for diagnostics that must not wait: false if the list of
+  // caches stayed locked (try_lock_bounded).
+  bool try_available(size_t& out) const {
+    if (!try_lock_bounded(caches_mutex_)) return false;
+    std::lock_guard<std::mutex> g(caches_mutex_, std::adopt_lock);
+    out = available_locked();
+    return true;
   }
 
  private:
   friend struct detail::pool_exit_hook;
+
+  // Under caches_mutex_.
+  size_t available_locked() const {
+    size_t n = top_.load(std::memory_order_relaxed);
+    for (const detail::pool_cache* c : caches_) n += c->count.load(std::memory_order_relaxed);
+    return n;
+  }
 
   static int shift_of(size_t size) noexcept {
     if (size == 0 || (size & (size - 1)) != 0) return -1;

@@ -91,4 +91,18 @@ class spin_lock {
   std::atomic<bool> locked_{false};
 };
 
+// For diagnostics that read shared state while other threads run (the
+// state dump, lci/core/state_dump.hpp): takes `l` with try_lock, backing off
+// between attempts, and gives up after `attempts` (false) instead of
+// waiting for a holder that may never let go. Never on the data path.
+template <typename Lock>
+inline bool try_lock_bounded(Lock& l, int attempts = 2000) {
+  backoff b;
+  for (int i = 0; i < attempts; ++i) {
+    if (l.try_lock()) return true;
+    b.pause();
+  }
+  return false;
+}
+
 }  // namespace lci

@@ -5,7 +5,7 @@
 # Runs a command (normally lcrun ...) and checks how it ended: its exit status
 # (exactly S, or anything but 0), that it took less than T seconds, and that
 # its stderr (and, with --stdout, its stdout) matches the extended regex
-# REGEX. With --signal, sends SIG to the command AFTER seconds after starting
+# REGEX (given several times: each must match). With --signal, sends SIG to the command AFTER seconds after starting
 # it. Exits 0 when every check holds; otherwise prints what differed and
 # exits 1. The command's stdout and stderr are echoed so ctest
 # --output-on-failure shows them.
@@ -22,8 +22,10 @@ while [ $# -gt 0 ]; do
     --status) want_status="$2"; shift 2 ;;
     --nonzero) want_nonzero=1; shift ;;
     --max-seconds) max_seconds="$2"; shift 2 ;;
-    --stderr) stderr_regex="$2"; shift 2 ;;
-    --stdout) stdout_regex="$2"; shift 2 ;;
+    --stderr) stderr_regex="${stderr_regex:+$stderr_regex
+}$2"; shift 2 ;;
+    --stdout) stdout_regex="${stdout_regex:+$stdout_regex
+}$2"; shift 2 ;;
     --signal) signal_spec="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "expect_run.sh: unknown option $1" >&2; exit 2 ;;
@@ -69,12 +71,20 @@ if [ -n "$max_seconds" ] && [ "$elapsed_ms" -ge $((max_seconds * 1000)) ]; then
   echo "expect_run.sh: FAILED: took ${elapsed_ms} ms, limit ${max_seconds} s" >&2
   ok=0
 fi
-if [ -n "$stderr_regex" ] && ! grep -Eq -- "$stderr_regex" "$err_file"; then
-  echo "expect_run.sh: FAILED: stderr does not match /$stderr_regex/" >&2
-  ok=0
-fi
-if [ -n "$stdout_regex" ] && ! grep -Eq -- "$stdout_regex" "$out_file"; then
-  echo "expect_run.sh: FAILED: stdout does not match /$stdout_regex/" >&2
-  ok=0
-fi
+# Each regex of a newline-separated list must match somewhere in the file.
+check_all() {  # name regexes file
+  [ -n "$2" ] || return 0
+  result=0
+  while IFS= read -r regex; do
+    if ! grep -Eq -- "$regex" "$3"; then
+      echo "expect_run.sh: FAILED: $1 does not match /$regex/" >&2
+      result=1
+    fi
+  done <<EOF_REGEXES
+$2
+EOF_REGEXES
+  return $result
+}
+check_all stderr "$stderr_regex" "$err_file" || ok=0
+check_all stdout "$stdout_regex" "$out_file" || ok=0
 [ "$ok" -eq 1 ]

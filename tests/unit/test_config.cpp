@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lci/core/config.hpp"
+#include "lci/util/signal_name.hpp"
 
 using lci::config;
 using lci::config_category;
@@ -170,6 +171,53 @@ TEST_CASE("malformed values: one message per kind, exactly") {
         pre + "LCI_WAIT_POLICY=\"fast\" is malformed (expected threads, spin, fibers or tbb)");
   CHECK(read_error({{"LCI_BACKEND", "bogus"}}) ==
         pre + "LCI_BACKEND=\"bogus\" is malformed (expected ofi or ibv)");
+}
+
+TEST_CASE("LCI_DUMP_SIGNAL: signal names, numbers and refusals") {
+  int sig = -1;
+  for (const char* none : {"none", "NONE", "off", "0"}) {
+    sig = -1;
+    CHECK(lci::parse_dump_signal(none, sig));
+    CHECK(sig == 0);
+  }
+  const struct {
+    const char* text;
+    int sig;
+  } good[] = {{"USR1", SIGUSR1},       {"usr2", SIGUSR2},          {"SIGUSR2", SIGUSR2},
+              {"sigusr1", SIGUSR1},    {"RTMIN+0", SIGRTMIN},      {"SIGRTMIN+3", SIGRTMIN + 3},
+              {"10", SIGUSR1},         {"12", SIGUSR2}};
+  for (const auto& g : good) {
+    INFO(g.text);
+    sig = -1;
+    CHECK(lci::parse_dump_signal(g.text, sig));
+    CHECK(sig == g.sig);
+  }
+  // Signals a library must not take, junk, and nothing.
+  for (const char* bad : {"", "INT", "SIGTERM", "9", "15", "11", "-1", "USR3", "USR1x", " USR1",
+                          "RTMIN+", "RTMIN+-1", "RTMIN+999", "12abc"}) {
+    INFO(bad);
+    sig = 42;
+    CHECK_FALSE(lci::parse_dump_signal(bad, sig));
+    CHECK(sig == 42);
+  }
+  CHECK_FALSE(lci::parse_dump_signal(nullptr, sig));
+  // Printed names read back as the same signal.
+  for (int s : {0, SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMAX}) {
+    INFO(s);
+    sig = -1;
+    CHECK(lci::parse_dump_signal(lci::dump_signal_name(s).c_str(), sig));
+    CHECK(sig == s);
+  }
+  CHECK(lci::dump_signal_name(SIGUSR2) == "USR2");
+  CHECK(lci::dump_signal_name(SIGRTMIN + 2) == "RTMIN+2");
+  // Through the table: the default, a value, and the message of a bad one.
+  CHECK(read_ok({}).dump_signal == 0);
+  CHECK(read_ok({{"LCI_DUMP_SIGNAL", "USR1"}}).dump_signal == SIGUSR1);
+  CHECK(row(lci::config_rows(read_ok({{"LCI_DUMP_SIGNAL", "sigusr2"}})), "LCI_DUMP_SIGNAL").value ==
+        "USR2");
+  CHECK(read_error({{"LCI_DUMP_SIGNAL", "TERM"}}) ==
+        "environment variable LCI_DUMP_SIGNAL=\"TERM\" is malformed (expected none, USR1, USR2, "
+        "RTMIN+n or the number of one of those)");
 }
 
 TEST_CASE("malformed values: the limits checked after the parse") {

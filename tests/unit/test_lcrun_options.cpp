@@ -3,6 +3,7 @@
 // arguments with the exact messages and statuses lcrun exits with.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -271,4 +272,32 @@ TEST_CASE("lcrun parse_options: LCRUN_TIMEOUT") {
   // Read only once the arguments are good.
   check_rejected(parse({"-n", "0", "prog"}, "abc"),
                  "lcrun: the number of ranks must be 1 to 4096, not '0'\n");
+}
+
+TEST_CASE("lcrun parse_options: the dump signal asked for before a timeout") {
+  ::unsetenv("LCI_DUMP_SIGNAL");
+  // No timeout: no signal, nothing set for the ranks.
+  parsed p = parse({"prog"});
+  CHECK(p.opts.dump_signal == 0);
+  CHECK_FALSE(p.opts.set_dump_signal);
+  // A timeout: USR2, set in the ranks' environment by lcrun.
+  p = parse({"prog"}, "3");
+  CHECK(p.opts.dump_signal == SIGUSR2);
+  CHECK(p.opts.set_dump_signal);
+  // The user's choice stands, and lcrun sets nothing.
+  ::setenv("LCI_DUMP_SIGNAL", "USR1", 1);
+  p = parse({"prog"}, "3");
+  CHECK(p.opts.dump_signal == SIGUSR1);
+  CHECK_FALSE(p.opts.set_dump_signal);
+  ::setenv("LCI_DUMP_SIGNAL", "none", 1);
+  p = parse({"prog"}, "3");
+  CHECK(p.opts.dump_signal == 0);
+  CHECK_FALSE(p.opts.set_dump_signal);
+  // Malformed: no signal (the ranks refuse the value at LCI_initialize).
+  ::setenv("LCI_DUMP_SIGNAL", "TERM", 1);
+  p = parse({"prog"}, "3");
+  CHECK(p.status == -1);
+  CHECK(p.opts.dump_signal == 0);
+  CHECK_FALSE(p.opts.set_dump_signal);
+  ::unsetenv("LCI_DUMP_SIGNAL");
 }

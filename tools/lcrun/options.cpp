@@ -11,6 +11,8 @@
 #include <initializer_list>
 #include <iterator>
 
+#include "lci/util/signal_name.hpp"
+
 namespace lci::lcrun {
 namespace {
 
@@ -78,7 +80,10 @@ void usage(std::FILE* out) {
                "                 for programs run with LCI_PEER_FAILURE=continue\n"
                "  -h, --help     this text\n"
                "\n"
-               "Environment: LCRUN_TIMEOUT=<seconds> ends the job after that long (status 124).\n"
+               "Environment: LCRUN_TIMEOUT=<seconds> ends the job after that long (status 124);\n"
+               "first every rank is sent the signal LCI_DUMP_SIGNAL (lcrun sets USR2 unless it\n"
+               "is set; none: no signal), on which LCI prints what the rank waits for to\n"
+               "stderr, and lcrun waits 2 s for those dumps.\n"
                "Exit status: the worst rank status (128+S for a rank killed by signal S).\n"
                "When a rank fails (without --keep-going), the other ranks get SIGTERM, then\n"
                "SIGKILL 2 s later.\n",
@@ -270,6 +275,13 @@ int parse_options(int argc, char** argv, options& opts, std::FILE* out, std::FIL
       return 2;
     }
     opts.timeout_s = v;
+    // A malformed LCI_DUMP_SIGNAL is the ranks' to refuse (LCI_initialize).
+    if (const char* d = std::getenv("LCI_DUMP_SIGNAL"); d != nullptr) {
+      if (!parse_dump_signal(d, opts.dump_signal)) opts.dump_signal = 0;
+    } else {
+      opts.dump_signal = SIGUSR2;
+      opts.set_dump_signal = true;
+    }
   }
   return -1;
 }

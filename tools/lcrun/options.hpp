@@ -10,7 +10,7 @@
 // is on host r mod H. An unknown {lowercase} placeholder is an error when
 // the options are parsed, not when a rank starts. LCRUN_TIMEOUT (seconds)
 // is read here too, so every malformed input is rejected before any rank
-// runs. Nothing here starts processes or keeps state between calls.
+// runs, and with it LCI_DUMP_SIGNAL (see options::dump_signal). Nothing here starts processes or keeps state between calls.
 #pragma once
 
 #include <cstdio>
@@ -28,6 +28,12 @@ struct options {
   std::vector<std::string> command;
   double timeout_s = 0;  // 0: none
   bool keep_going = false;  // --keep-going: a rank that fails does not end the others
+  // With a timeout: the signal that asks each rank for its LCI state before
+  // the job is ended (LCI_DUMP_SIGNAL, lci/core/state_dump.hpp). The user's
+  // LCI_DUMP_SIGNAL if set (none or a malformed value: 0, no request); else
+  // USR2, which lcrun then sets in the ranks' environment (set_dump_signal).
+  int dump_signal = 0;
+  bool set_dump_signal = false;
 };
 
 // Prints the usage text to out.

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "lci/util/signal_name.hpp"
 #include "tools/lcrun/ofi_shm_cleanup.hpp"
 
 extern char** environ;
@@ -108,6 +109,11 @@ int supervisor::run() {
     }
   }
   serve();
+  // Every rank ended within dump_grace (a program without LCI's handler
+  // dies of the dump signal): the timeout ended the job all the same.
+  if (dumping_ && !terminating_)
+    std::fprintf(stderr, "lcrun: LCRUN_TIMEOUT=%g s expired; the ranks ended when asked for "
+                 "their state\n", opts_.timeout_s);
   std::string failed;
   for (int r = 0; r < opts_.nranks; ++r)
     if (ranks_[r].failed) failed += (failed.empty() ? "" : ", ") + std::to_string(r);
@@ -161,6 +167,7 @@ bool supervisor::start_rank(int r, const std::string& path, std::vector<std::str
   env.push_back("PMI_RANK=" + std::to_string(r));
   env.push_back("PMI_SIZE=" + std::to_string(opts_.nranks));
   env.push_back("LCI_LCRUN=1");
+  if (opts_.set_dump_signal) env.push_back("LCI_DUMP_SIGNAL=" + dump_signal_name(opts_.dump_signal));
   std::vector<char*> envp, argv;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -266,7 +273,7 @@ int supervisor::poll_timeout_ms() const {
                 std::chrono::milliseconds(1);
     wait = std::max(std::chrono::milliseconds(0), std::min(wait, left));
   };
-  if (opts_.timeout_s > 0 && !terminating_) until(timeout_deadline());
+  if (opts_.timeout_s > 0 && !terminating_) until(dumping_ ? dump_until_ : timeout_deadline());
   if (terminating_ && !killed_) until(kill_at_);
   if (killed_) until(give_up_at_);
   return static_cast<int>(wait.count());
@@ -341,7 +348,8 @@ void supervisor::on_exit(int r, int wstatus) {
     int sig = WTERMSIG(wstatus);
     code = 128 + sig;
     how = "was killed by " + describe_signal(sig);
-    ours = rs.signalled && (sig == SIGTERM || sig == SIGKILL);
+    ours = (rs.signalled && (sig == SIGTERM || sig == SIGKILL)) ||
+           (rs.asked_state && sig == opts_.dump_signal);
   }
   if (ours) return;  // a consequence of the failure already reported
   raise_status(code);
@@ -361,12 +369,13 @@ void supervisor::on_exit(int r, int wstatus) {
 
 void supervisor::check_deadlines() {
   auto now = steady::now();
-  if (!terminating_ && opts_.timeout_s > 0 && now >= timeout_deadline()) {
-    std::fprintf(stderr, "lcrun: LCRUN_TIMEOUT=%g s expired; terminating the ranks\n",
-                 opts_.timeout_s);
-    raise_status(124);
-    terminate();
+  if (!terminating_ && !dumping_ && opts_.timeout_s > 0 && now >= timeout_deadline()) {
+    if (opts_.dump_signal != 0 && running_ > 0)
+      ask_for_state();
+    else
+      expire();
   }
+  if (dumping_ && !terminating_ && now >= dump_until_) expire();
   if (terminating_ && !killed_ && now >= kill_at_) kill_all();
   if (killed_ && running_ > 0 && now >= give_up_at_) {
     for (int r = 0; r < opts_.nranks; ++r)
@@ -376,6 +385,28 @@ void supervisor::check_deadlines() {
     raise_status(1);
     gave_up_ = true;
   }
+}
+
+// The timeout passed: every running rank gets the dump signal, and the
+// job is ended dump_grace later (expire).
+void supervisor::ask_for_state() {
+  std::fprintf(stderr, "lcrun: timeout after %g s; asking ranks for their state (%s)\n",
+               opts_.timeout_s, ("SIG" + dump_signal_name(opts_.dump_signal)).c_str());
+  raise_status(124);
+  dumping_ = true;
+  dump_until_ = steady::now() + dump_grace;
+  for (auto& rs : ranks_) {
+    if (!rs.running) continue;
+    ::kill(rs.pid, opts_.dump_signal);
+    rs.asked_state = true;
+  }
+}
+
+void supervisor::expire() {
+  std::fprintf(stderr, "lcrun: LCRUN_TIMEOUT=%g s expired; terminating the ranks\n",
+               opts_.timeout_s);
+  raise_status(124);
+  terminate();
 }
 
 // Sends SIGTERM to every running rank (once) and arms the SIGKILL timer.

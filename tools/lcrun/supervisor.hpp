@@ -18,12 +18,16 @@
 //     (ofi_shm_cleanup.hpp) before it is reaped (every exit, any status);
 //   - no rank outlives lcrun: on Linux each rank gets SIGKILL when lcrun
 //     dies, even by SIGKILL (PR_SET_PDEATHSIG);
+//   - at LCRUN_TIMEOUT, every running rank first gets the dump signal
+//     (options::dump_signal, unless none), and the job is terminated
+//     dump_grace later, so that each rank's LCI prints its state to stderr;
 //   - once the job is being terminated, every rank gets SIGTERM, then SIGKILL
 //     term_grace later, and lcrun gives up kill_grace after that: the loop
 //     always ends by itself;
 //   - exit status: the worst rank status (exit code, or 128+S for a rank
 //     killed by signal S), not counting ranks that died of the very signal
-//     lcrun sent them; an abort counts its exit code, LCRUN_TIMEOUT 124, a
+//     lcrun sent them (the dump signal too); an abort counts its exit code,
+//     LCRUN_TIMEOUT 124, a
 //     signal S to lcrun 128+S, a broken PMI conversation 1.
 //
 // One supervisor per process: the signal handlers write to a process-wide
@@ -58,6 +62,7 @@ class supervisor final : private pmi_job {
   using steady = std::chrono::steady_clock;
   static constexpr auto term_grace = std::chrono::seconds(2);
   static constexpr auto kill_grace = std::chrono::seconds(5);
+  static constexpr auto dump_grace = std::chrono::seconds(2);
   static constexpr int handled_signals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
   static constexpr std::size_t num_handled_signals = std::size(handled_signals);
 
@@ -65,6 +70,7 @@ class supervisor final : private pmi_job {
     pid_t pid = -1;
     bool running = false;    // forked and not yet reaped
     bool signalled = false;  // lcrun sent it SIGTERM or SIGKILL
+    bool asked_state = false;  // lcrun sent it the dump signal
     bool failed = false;     // failed under --keep-going: the others went on
   };
 
@@ -86,6 +92,8 @@ class supervisor final : private pmi_job {
   void reap();
   void on_exit(int r, int wstatus);
   void check_deadlines();
+  void ask_for_state();
+  void expire();
   void kill_all();
 
   options opts_;
@@ -96,7 +104,8 @@ class supervisor final : private pmi_job {
   bool terminating_ = false;
   bool killed_ = false;
   bool gave_up_ = false;
-  steady::time_point start_, kill_at_, give_up_at_;
+  bool dumping_ = false;  // the timeout passed: the ranks were asked for their state
+  steady::time_point start_, kill_at_, give_up_at_, dump_until_;
   struct sigaction original_sigpipe_ {};
   struct sigaction original_actions_[num_handled_signals] {};
 };

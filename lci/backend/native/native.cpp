@@ -735,6 +735,28 @@ bool native_device::forge(int rank, const cell_fields& f, const void* payload, s
 
 // ---- peers that die -------------------------------------------------------------------
 
+void native_device::describe(const net::describe_fn& out) const {
+  char line[256];
+  snprintf(line, sizeof(line),
+           "native: inbound ring %" PRIu64 "/%" PRIu64 " cells in use; %d pipelined "
+           "operation(s) in flight; answers waiting for room: %s; %zu completion(s) waiting "
+           "for room",
+           own_ring_.occupied(), own_ring_.size(), ops_.in_flight(),
+           replies_waiting_.load(std::memory_order_relaxed) ? "yes" : "no",
+           finished_size_.load(std::memory_order_relaxed));
+  out(line);
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    const peer& p = peers_[r];
+    if (!p.head || static_cast<int>(r) == rank_) continue;
+    snprintf(line, sizeof(line),
+             "native: ring of rank %zu: %" PRIu64 "/%" PRIu64 " cells in use; bulk data %s%s",
+             r, p.inbound.occupied(), p.inbound.size(),
+             p.cma ? "by cross-memory copy" : "pipelined through the rings",
+             p.head->closed.load(std::memory_order_acquire) ? "; its device is closed" : "");
+    out(line);
+  }
+}
+
 void native_device::check_peers() {
   const int64_t now = now_ns();
   if (now - last_check_ns_ < 100000000) return;

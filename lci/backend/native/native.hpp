@@ -546,6 +546,10 @@ class native_device final {
   // their rings.
   size_t pending_replies() const { return replies_.size(); }
   int ops_in_flight() const { return ops_.in_flight(); }
+  // For the state dump: the inbound ring, each local peer's ring (as this
+  // process sees it: cells any sender holds there), the pipelined
+  // operations and the answers and completions waiting for room.
+  void describe(const net::describe_fn& out) const;
 
  private:
   struct rx_entry {

@@ -80,6 +80,20 @@ class ring {
     at(head)->seq.store(head + mask_ + 1, std::memory_order_release);
   }
 
+  // Cells reserved or published and not yet freed by the consumer, read
+  // from the sequence words of the last lap (diagnostics: O(size), a
+  // snapshot that may be stale while others post, never unsafe).
+  uint64_t occupied() const {
+    const uint64_t tail = tail_->load(std::memory_order_acquire);
+    const uint64_t n = mask_ + 1;
+    uint64_t used = 0;
+    for (uint64_t pos = tail > n ? tail - n : 0; pos < tail; ++pos) {
+      const uint64_t seq = at(pos)->seq.load(std::memory_order_relaxed);
+      used += seq == pos || seq == pos + 1;
+    }
+    return used;
+  }
+
   cell_head* at(uint64_t pos) const {
     return reinterpret_cast<cell_head*>(cells_ + (pos & mask_) * cell_size_);
   }

@@ -268,6 +268,10 @@ class ofi_device final {
   // Messages received: the recv and recv_failed completions poll() returned
   // (a statistic: LCIX_transport_counts).
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
+  // For the state dump: the provider, the receives posted (with
+  // authentication) and, for puts and gets as messages, the operations in
+  // flight, the staging buffers in use and each peer's queued work.
+  void describe(const net::describe_fn& out) const;
 
  private:
   // `source`: read only where the provider fills it (FI_SOURCE).

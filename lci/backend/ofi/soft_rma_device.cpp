@@ -293,4 +293,36 @@ int ofi_device::soft_completions(completion* out, int max) {
   return n;
 }
 
+void ofi_device::describe(const net::describe_fn& out) const {
+  char line[256];
+  snprintf(line, sizeof(line), "ofi (%s): %llu message(s) received; authentication %s",
+           provider_.c_str(), static_cast<unsigned long long>(received()),
+           auth_ ? "on" : "off");
+  std::string text = line;
+  if (auth_) text += "; " + std::to_string(rx_posted_.load(std::memory_order_relaxed)) +
+                     " receive buffer(s) posted";
+  out(text);
+  if (!soft_) return;
+  const uint64_t free_bits = staging_free_.load(std::memory_order_relaxed);
+  snprintf(line, sizeof(line),
+           "ofi: puts and gets as messages: %d operation(s) in flight, %d/%d staging buffer(s) "
+           "in use, %llu refused, %d peer(s) with work left for progress",
+           ops_->in_flight(), staging_count - __builtin_popcountll(free_bits), staging_count,
+           static_cast<unsigned long long>(refused_.load(std::memory_order_relaxed)),
+           soft_pending_.load(std::memory_order_relaxed));
+  out(line);
+  for (size_t r = 0; r < static_cast<size_t>(nranks_); ++r) {
+    rma_peer& p = peers_[r];
+    if (!try_lock_bounded(p.lock)) {
+      out("ofi: rank " + std::to_string(r) + ": queued RMA work: busy (lock held)");
+      continue;
+    }
+    const size_t queued = p.work.size();
+    p.lock.unlock();
+    if (queued)
+      out("ofi: rank " + std::to_string(r) + ": " + std::to_string(queued) +
+          " RMA work item(s) queued");
+  }
+}
+
 }  // namespace lci::ofi
