@@ -163,6 +163,7 @@ bool arrive_in_place(void* dev, int src, uint32_t imm, const char* payload, size
   if (kind != msg_kind::medium && kind != msg_kind::short_msg) return false;
   // A bad field is reported by the usual path, which checks it again.
   if (invalid_field(imm, src, length, payload, d.recv_size) != nullptr) return false;
+  if (peer_refused(src)) return false;  // (dropped by the usual path)
   endpoint* ep = endpoint_by_index(imm_endpoint(imm));
   if (ep == nullptr || ep->dev != &d) return false;
   const LCI_tag_t tag = imm_tag(imm);

@@ -360,6 +360,10 @@ inline void on_arrival(device& d, packet* p, const net::completion& c) {
       __builtin_expect(bad != nullptr, 0)) {
     // A negative source is the transport's verdict (its first check fails).
     drop_message(d, p, "message", c.src_rank < 0 ? source_problem(c.src_rank) : bad, c.src_rank);
+  } else if (__builtin_expect(peer_refused(c.src_rank), 0)) {
+    // From a rank known dead (sent before it died, or by a rank declared
+    // failed): what it was part of has ended with LCI_ERR_FATAL already.
+    a = arrival::repost;
   } else {
     a = dispatch(d, p, c);
   }

@@ -83,6 +83,9 @@ int fail_waiting_ops(device& d, int rank) {
   constexpr unsigned origin = role_bit(rdv_role::send) | role_bit(rdv_role::put_alloc);
   constexpr unsigned target = role_bit(rdv_role::recv) | role_bit(rdv_role::recv_alloc);
   std::vector<rdv_op*> ops;
+  // Pairs with the fence of a getv that begins to wait for its reply
+  // (rma.cpp): either it sees the rank failed, or this sees it waiting.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   d.rdv.take_all_if(
       [rank](const rdv_op* op) {
         const unsigned bit = role_bit(op->role);
@@ -95,6 +98,14 @@ int fail_waiting_ops(device& d, int rank) {
     finish(d, op, (role_bit(op->role) & target) != 0);
   }
   return static_cast<int>(ops.size());
+}
+
+void end_if_peer_failed(device& d, uint32_t id, const rdv_op* op, int rank, bool target) {
+  if (!peer_refused(rank)) return;
+  if (rdv_op* mine = d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; })) {
+    mine->flag = LCI_ERR_FATAL;
+    finish(d, mine, target);
+  }
 }
 
 LCI_REGISTER_HANDLER(::lci::register_peer_failed(&fail_waiting_ops));

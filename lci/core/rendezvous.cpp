@@ -50,6 +50,7 @@ void send_rtr(device& d, rdv_op* op) {
   }
   d.rdv.publish(id, op);
   send_control(d, rank, make_control_imm(control_kind::rtr), bytes, length);
+  end_if_peer_failed(d, id, op, rank, true);
 }
 
 // What became of an RTS at its target.
@@ -261,6 +262,8 @@ post_status start_send(endpoint* ep, const LCI_lbuffer_t* buffers, int count,
   if (!iov && buffers[0].length == 0) {
     if (rdv_op* mine = d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; }))
       finish(d, mine, false);
+  } else {
+    end_if_peer_failed(d, id, op, rank, false);
   }
   return post_status::ok;
 }

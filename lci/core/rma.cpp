@@ -156,7 +156,13 @@ void on_transfer_finished(device& d, rdv_op* op) {
   // the target answers on) completes when the target's reply arrives.
   if (op->role == rdv_role::get && op->flag == LCI_OK &&
       reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0) {
+    const uint32_t id = op->id;
+    const int rank = op->rank;
     op->awaiting_reply.store(true, std::memory_order_release);
+    // (pairs with the fence of fail_waiting_ops: a sweep that ran before
+    // the store is seen here)
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    end_if_peer_failed(d, id, op, rank, false);
     return;
   }
   finish(d, op, false);
