@@ -3,8 +3,9 @@
 // the others go on without it.
 //
 // Before the victim dies, every survivor posts receives naming it (recvs to
-// a queue, recvm to a synchronizer, recvl to a queue), a receive on a
-// tag-matching endpoint (any sender) and a sendl the victim never receives
+// a queue, recvm to a synchronizer, recvl to a queue, recvm to a handler),
+// a receive on a tag-matching endpoint (any sender) and a sendl the victim
+// never receives
 // (its rendezvous waits for an RTR), then all ranks meet in LCI_barrier.
 // Then the victim is gone:
 //   --mode kill    it kills itself with SIGKILL; the survivors must detect
@@ -45,7 +46,8 @@ using namespace lci_test;
 
 namespace {
 
-constexpr LCI_tag_t k_tag_s = 11, k_tag_m = 12, k_tag_l = 13, k_tag_any = 14, k_tag_rdv = 15;
+constexpr LCI_tag_t k_tag_s = 11, k_tag_m = 12, k_tag_l = 13, k_tag_any = 14, k_tag_rdv = 15,
+                    k_tag_h = 16;
 constexpr LCI_tag_t k_tag_x = 20;  // the survivors' exchange
 constexpr size_t k_long = size_t(128) << 10;
 constexpr double k_detect_s = 10;  // a bound, not a timing: detection takes < 1 s
@@ -182,7 +184,8 @@ void run(const std::string& mode) {
 
   comp q(LCI_COMPLETION_QUEUE);
   comp sync(LCI_COMPLETION_SYNC);
-  std::vector<char> mbuf(256, 0), anybuf(256, 0);
+  comp handler(LCI_COMPLETION_HANDLER);
+  std::vector<char> mbuf(256, 0), anybuf(256, 0), hbuf(256, 0);
   lbuf lb(mem_kind::registered, k_long), sb(mem_kind::registered, k_long);
   comp sq(LCI_COMPLETION_QUEUE);
   if (LCI_RANK != victim) {
@@ -191,6 +194,8 @@ void run(const std::string& mode) {
     OK(LCI_recvm(sync_ep, LCI_mbuffer_t{mbuf.data(), mbuf.size()}, victim, k_tag_m,
                  sync.handle(), &sync));
     OK(LCI_recvl(LCI_UR_ENDPOINT, lb.view(), victim, k_tag_l, q.handle(), &lb));
+    OK(LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{hbuf.data(), hbuf.size()}, victim, k_tag_h,
+                 handler.handle(), &handler));
     OK(LCI_recvm(tag_ep, LCI_mbuffer_t{anybuf.data(), anybuf.size()}, LCI_RANK_ANY, k_tag_any,
                  any_q.handle(), nullptr));
     // A long message the victim never receives: its rendezvous waits for an RTR.
@@ -221,6 +226,9 @@ void run(const std::string& mode) {
   EXPECT(two[0].user_context != two[1].user_context, "one receive completed twice");
   check_failed(sync.take1("the recvm from the failed rank"), victim, k_tag_m, LCI_MEDIUM,
                "LCI_recvm");
+  const LCI_request_t hr = handler.take1("the recvm (handler) from the failed rank");
+  check_failed(hr, victim, k_tag_h, LCI_MEDIUM, "LCI_recvm to a handler");
+  EXPECT(hr.user_context == &handler, "the handler's request names another context");
   const LCI_request_t s = sq.take1("the sendl to the failed rank");
   check_failed(s, victim, k_tag_rdv, LCI_LONG, "LCI_sendl waiting for its RTR");
   EXPECT(s.user_context == &sb && s.data.lbuffer.address == sb.data(),
