@@ -12,6 +12,10 @@
 //   --mode inject  the survivors mark it failed with LCIT_fail_peer (the
 //                  deterministic path, LCI_TEST_HOOKS=1), and it then kills
 //                  itself all the same, so lcrun has a rank to report.
+// With --exit the victim ends with _exit(3) instead of SIGKILL (neither
+// LCI_finalize nor the launcher's finalize): Hydra's mpiexec ends the whole
+// job when a rank dies by a signal, even with -disable-auto-cleanup, but
+// lets the others run on when one exits.
 // Each survivor then checks: each receive naming the victim, and the sendl,
 // completed exactly once with LCI_ERR_FATAL, the victim's rank, its tag and
 // type; the
@@ -24,7 +28,7 @@
 // finalize. It prints the time from the barrier to the first failed
 // completion.
 //
-// usage: peer_failure --mode kill|inject
+// usage: peer_failure --mode kill|inject [--exit]
 #include <signal.h>
 #include <unistd.h>
 
@@ -157,7 +161,7 @@ void survivors_exchange(int victim) {
 
 // Everything up to LCI_finalize (the objects that hold LCI resources go
 // before it).
-void run(const std::string& mode) {
+void run(const std::string& mode, bool exits) {
   const int n = LCI_NUM_PROCESSES;
   const int victim = n - 1;
   if (n < 3) die("needs at least 3 ranks");
@@ -202,8 +206,10 @@ void run(const std::string& mode) {
     // (inject: the survivors mark it failed first and have finished with
     // it, their connections to it unused, by the time it dies)
     if (mode == "inject") sleep(3);
-    std::fprintf(stderr, "rank %d: killing itself\n", LCI_RANK);
+    std::fprintf(stderr, "rank %d: %s\n", LCI_RANK,
+                 exits ? "exiting with status 3" : "killing itself");
     std::fflush(stderr);
+    if (exits) _exit(3);
     raise(SIGKILL);
   }
   const double t0 = now_s();
@@ -266,12 +272,13 @@ void run(const std::string& mode) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 2 && strcmp(argv[1], "--mode") == 0 ? argv[2] : "";
-  if (mode != "kill" && mode != "inject") {
-    std::fprintf(stderr, "usage: peer_failure --mode kill|inject\n");
+  const bool exits = argc == 4 && strcmp(argv[3], "--exit") == 0;
+  if ((mode != "kill" && mode != "inject") || (argc != 3 && !exits)) {
+    std::fprintf(stderr, "usage: peer_failure --mode kill|inject [--exit]\n");
     return 2;
   }
   harness_init(120);
-  run(mode);
+  run(mode, exits);
   phase("LCI_finalize among the survivors");
   OK(LCI_finalize());
   return report(("peer_failure " + mode).c_str());
