@@ -5,8 +5,9 @@
 // Before the victim dies, every survivor posts receives naming it (recvs to
 // a queue, recvm to a synchronizer, recvl to a queue), a receive on a
 // tag-matching endpoint (any sender) and a sendl the victim never receives
-// (its rendezvous waits for an RTR), then all ranks meet in LCI_barrier.
-// Then the victim is gone:
+// (its rendezvous waits for an RTR), then all ranks meet in LCI_barrier,
+// and the victim waits for a message from every survivor saying it left
+// the barrier. Then the victim is gone:
 //   --mode kill    it kills itself with SIGKILL; the survivors must detect
 //                  it (the native transport: within a second);
 //   --mode inject  the survivors mark it failed with LCIT_fail_peer (the
@@ -50,6 +51,7 @@ using namespace lci_test;
 namespace {
 
 constexpr LCI_tag_t k_tag_s = 11, k_tag_m = 12, k_tag_l = 13, k_tag_any = 14, k_tag_rdv = 15;
+constexpr LCI_tag_t k_tag_left = 16;  // a survivor left the barrier
 constexpr LCI_tag_t k_tag_x = 20;  // the survivors' exchange
 constexpr size_t k_long = size_t(128) << 10;
 constexpr double k_detect_s = 10;  // a bound, not a timing: detection takes < 1 s
@@ -202,6 +204,19 @@ void run(const std::string& mode, bool exits) {
   }
   phase("barrier with the victim");
   OK(LCI_barrier());
+  // The victim dies only once every survivor has left the barrier: one
+  // still waiting in it would notice the death there and LCI_barrier would
+  // return LCI_ERR_FATAL. Each survivor tells it so.
+  if (LCI_RANK != victim) {
+    LCI_short_t left;
+    memset(&left, 0, sizeof(left));
+    RETRY(LCI_sends(LCI_UR_ENDPOINT, left, victim, k_tag_left));
+  } else {
+    comp lq(LCI_COMPLETION_QUEUE);
+    for (int p = 0; p < victim; ++p)
+      OK(LCI_recvs(LCI_UR_ENDPOINT, p, k_tag_left, lq.handle(), nullptr));
+    lq.take(static_cast<size_t>(victim), "the survivors leaving the barrier");
+  }
   if (LCI_RANK == victim) {
     // (inject: the survivors mark it failed first and have finished with
     // it, their connections to it unused, by the time it dies)
