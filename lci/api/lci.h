@@ -635,8 +635,9 @@ LCI_API LCI_error_t LCIX_transport_counts(LCI_device_t device, LCIX_transport_co
  * LCI_ERR_FATAL at once (never LCI_ERR_RETRY), receives from LCI_RANK_ANY
  * stay posted for the living, and LCI_barrier returns LCI_ERR_FATAL;
  * LCI_finalize completes among the living (under a launcher that keeps them
- * running: lcrun --keep-going). A rank that hangs without dying is not
- * detected. */
+ * running: lcrun --keep-going, mpiexec.hydra -disable-auto-cleanup, mpirun
+ * --enable-recovery, srun --kill-on-bad-exit=0; docs/failure.md). A rank
+ * that hangs without dying is not detected. */
 /** 1 once `rank` is known to have failed, else 0 (extension). */
 LCI_API int LCIX_peer_failed(int rank) LCI_NOEXCEPT;
 /** Registers `fn`, run inside LCI_progress once per failed peer with its rank and `ctx`

@@ -55,7 +55,9 @@ LCI_error_t LCI_finalize() noexcept try {
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
-  // After a peer failed, only the launcher's barrier knows who is left.
+  // After a peer failed, LCI's barrier cannot complete: lcrun's (in the
+  // device's teardown) knows who is left; other launchers' barriers would
+  // wait for the dead rank, and the survivors finalize without one.
   if (!g_any_peer_failed.load(std::memory_order_acquire)) runtime_barrier();
   // A job stuck in the barrier above can still be asked for its state.
   dump_signal_stop();

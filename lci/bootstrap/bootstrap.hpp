@@ -46,6 +46,20 @@ class bootstrap {
   virtual void barrier() = 0;
   // Ends the whole job with an error message (does not return).
   [[noreturn]] virtual void abort(int code, const std::string& message) = 0;
+
+  // LCI_PEER_FAILURE=continue: a rank may die and the others go on. Called
+  // once by LCI_initialize, after open(). Under Hydra (pmi1 other than
+  // lcrun) it keeps the SIGUSR1 that mpiexec -disable-auto-cleanup sends
+  // every rank when one fails from ending the process; under PMIx a fence
+  // that reports PMIX_ERR_PARTIAL_SUCCESS (some process of the job is gone,
+  // the others met: Open MPI's mpirun --enable-recovery) completes.
+  virtual void survive_failures() {}
+  // Whether barrier() and fence() still complete once a rank has died,
+  // among the living: lcrun, which after a failure runs on only under
+  // --keep-going and then leaves failed ranks out of its barriers. Other
+  // launchers wait for the dead rank (Hydra, Slurm) or do not promise to
+  // complete (PMIx), so after a failure LCI's teardown does without them.
+  virtual bool barriers_survive_failures() const { return false; }
 };
 
 // Binary values (network addresses) travel as lower-case hex.

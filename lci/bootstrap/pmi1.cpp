@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,6 +49,12 @@ constexpr std::size_t max_line_length = 64 * 1024;
 // before exiting by itself.
 constexpr int abort_wait_ms = 5000;
 constexpr int abort_print_delay_ms = 200;
+
+// Hydra's mpiexec -disable-auto-cleanup sends SIGUSR1 to every rank when
+// one fails, whose default action ends the process: the survivors of
+// LCI_PEER_FAILURE=continue catch it and carry on (LCI learns of the
+// failure from its own transport, not from the signal).
+void ignore_failure_signal(int) {}
 
 // Replies are parsed by the wire code shared with lcrun's server.
 using pmi1_wire::parse_int;
@@ -264,6 +271,24 @@ class pmi1 final : public bootstrap {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  // A handler, not SIG_IGN: programs this process execs get SIGUSR1's
+  // default back. A handler or SIG_IGN the program set stays.
+  void survive_failures() override {
+    if (is_lcrun()) return;
+    struct sigaction old {};
+    if (::sigaction(SIGUSR1, nullptr, &old) != 0 ||
+        (old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL)
+      return;
+    struct sigaction sa {};
+    sa.sa_handler = &ignore_failure_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGUSR1, &sa, nullptr);
+  }
+  // lcrun --keep-going leaves failed ranks out of its barriers; without it
+  // a failed rank ends the job. Hydra and Slurm's pmi2 wait for every rank.
+  bool barriers_survive_failures() const override { return is_lcrun(); }
+
   void put(const std::string& key, const std::string& value) override {
     detail::check_key("put", key);
     detail::check_value("put", key, value);
@@ -297,7 +322,7 @@ class pmi1 final : public bootstrap {
     const int status = detail::abort_status(code);
     // lcrun prints the message it receives; other process managers (Hydra)
     // may not, so print it here for them.
-    if (std::strcmp(name_, "lcrun") != 0) {
+    if (!is_lcrun()) {
       std::fflush(stdout);
       std::fprintf(stderr, "lci: rank %d aborted (code %d): %s\n", rank_, code, message.c_str());
       std::fflush(stderr);
@@ -445,6 +470,7 @@ class pmi1 final : public bootstrap {
                  name_, who().c_str(), command, err.c_str());
   }
   std::string who() const { return rank_ >= 0 ? std::to_string(rank_) : std::string("?"); }
+  bool is_lcrun() const { return std::strcmp(name_, "lcrun") == 0; }
 
   const char* name_;
   int rank_ = -1;

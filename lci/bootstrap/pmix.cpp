@@ -10,7 +10,8 @@
 //   get          PMIx_Get on the peer's proc, marked PMIX_OPTIONAL: after the
 //                collecting fence the value is local or was never put, and
 //                asking the server for a missing key could wait forever;
-//   barrier      PMIx_Fence without data;
+//   barrier      PMIx_Fence without data (both fences also complete with
+//                PMIX_ERR_PARTIAL_SUCCESS after survive_failures());
 //   abort        prints the message and exits with the status (see abort()).
 // Keys carry an "lci." prefix so they can never collide with PMIx's own
 // reserved "pmix.*" keys. The PMIx client library is thread-safe, so no
@@ -110,6 +111,8 @@ class pmix final : public bootstrap {
                    rank_, pmix_error(rc).c_str());
   }
 
+  void survive_failures() override { survive_failures_ = true; }
+
   const char* name() const override { return "pmix"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -136,7 +139,7 @@ class pmix final : public bootstrap {
                     " failed: " + pmix_error(rc));
     bool_info collect(PMIX_COLLECT_DATA, true);
     rc = PMIx_Fence(nullptr, 0, collect.get(), 1);
-    if (rc != PMIX_SUCCESS)
+    if (!met(rc))
       detail::fatal("pmix: fence (PMIx_Fence with data) on rank " + std::to_string(rank_) +
                     " failed: " + pmix_error(rc));
   }
@@ -165,7 +168,7 @@ class pmix final : public bootstrap {
 
   void barrier() override {
     pmix_status_t rc = PMIx_Fence(nullptr, 0, nullptr, 0);
-    if (rc != PMIX_SUCCESS)
+    if (!met(rc))
       detail::fatal("pmix: barrier (PMIx_Fence) on rank " + std::to_string(rank_) +
                     " failed: " + pmix_error(rc));
   }
@@ -189,9 +192,18 @@ class pmix final : public bootstrap {
 
  private:
   static std::string wire_key(const std::string& key) { return "lci." + key; }
+  // A fence completed: everyone met, or (LCI_PEER_FAILURE=continue) every
+  // process still alive did, the server reporting that some are gone.
+  bool met(pmix_status_t rc) const {
+#ifdef PMIX_ERR_PARTIAL_SUCCESS
+    if (survive_failures_ && rc == PMIX_ERR_PARTIAL_SUCCESS) return true;
+#endif
+    return rc == PMIX_SUCCESS;
+  }
 
   pmix_proc_t self_{};
   bool initialized_ = false;
+  bool survive_failures_ = false;
   int rank_ = 0;
   int size_ = 1;
 };

@@ -81,11 +81,17 @@ void device_destroy(device* d) {
 #ifdef LCI_PROFILE
   if (g_print_profile) print_profile(*d);
 #endif
-  // Nobody may still send to this device when it closes.
-  rt.boot->barrier();
-  // Where messages are authenticated: every one a peer sent has arrived
-  // (a connection taken over loses them silently otherwise).
-  d->net->check_delivery(*rt.boot, [d] { d->progress(); }, [](int r) { return peer_failed(r); });
+  // After a rank failed (LCI_PEER_FAILURE=continue) the launcher's barrier
+  // and fence complete only under lcrun; elsewhere they would wait for the
+  // dead rank forever, and the device closes without them.
+  if (!g_any_peer_failed.load(std::memory_order_acquire) ||
+      rt.boot->barriers_survive_failures()) {
+    // Nobody may still send to this device when it closes.
+    rt.boot->barrier();
+    // Where messages are authenticated: every one a peer sent has arrived
+    // (a connection taken over loses them silently otherwise).
+    d->net->check_delivery(*rt.boot, [d] { d->progress(); }, [](int r) { return peer_failed(r); });
+  }
   {
     std::lock_guard<std::mutex> guard(rt.devices_mutex);
     remove_pool_owner(d);
@@ -153,6 +159,7 @@ void runtime_initialize() {
   LCI_RANK = rt.boot->rank();
   LCI_NUM_PROCESSES = rt.boot->size();
   peer_failure_initialize(LCI_NUM_PROCESSES, settings().peer_failure_continue);
+  if (settings().peer_failure_continue) rt.boot->survive_failures();
   log_set_rank(LCI_RANK);
   // As in LCI 1.7.9: programs may use LCT's logging after LCI_initialize.
   LCT_init();

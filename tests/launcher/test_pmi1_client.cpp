@@ -1,8 +1,9 @@
 // Unit tests of the bootstrap clients against a fake PMI-1 server: replies
 // that arrive one byte at a time, EINTR during a wait, the PMI_PORT
 // handshake, error replies and a closed connection (each must end the
-// process with a message naming the PMI command), key hashing, and open()'s
-// choice of bootstrap. Cases that must end the process run in a forked child
+// process with a message naming the PMI command), key hashing, open()'s
+// choice of bootstrap, and the SIGUSR1 that Hydra sends when a rank fails
+// (LCI_PEER_FAILURE=continue: survive_failures()). Cases that must end the process run in a forked child
 // whose stderr and exit status the parent checks, with a bounded wait.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -298,6 +299,54 @@ TEST_CASE("pmi1 reports lcrun as its name when LCI_LCRUN=1") {
   CHECK(std::string(bs->name()) == "lcrun");
   CHECK(bs->rank() == 1);
   CHECK(bs->size() == 4);
+}
+
+namespace {
+std::atomic<int> usr1s{0};
+extern "C" void count_usr1(int) { usr1s.fetch_add(1, std::memory_order_relaxed); }
+
+// In a child: opens pmi1 (named lcrun with LCI_LCRUN=1), checks what it says
+// of its barriers after a failure, calls survive_failures() and raises
+// SIGUSR1, then exits with 0 if still alive.
+void survive_usr1(bool lcrun, bool own_handler) {
+  if (own_handler) {
+    struct sigaction sa {};
+    sa.sa_handler = count_usr1;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGUSR1, &sa, nullptr);
+  }
+  socket_pair sp;
+  fake_server server(sp.server, false);
+  sp.server = -1;
+  env_guard env({{"PMI_FD", sp.client_fd().c_str()},
+                 {"PMI_RANK", "0"},
+                 {"PMI_SIZE", "1"},
+                 {"LCI_LCRUN", lcrun ? "1" : nullptr}});
+  auto bs = lci::bootstrap::open();
+  if (bs->barriers_survive_failures() != lcrun) ::_exit(3);
+  bs->survive_failures();
+  ::raise(SIGUSR1);
+  if (own_handler && usr1s.load() != 1) ::_exit(4);
+  bs.reset();
+  server.join();
+  ::_exit(0);
+}
+}  // namespace
+
+TEST_CASE("pmi1 under Hydra survives the SIGUSR1 of a failed rank after survive_failures()") {
+  // Hydra (mpiexec -disable-auto-cleanup) signals the others when a rank
+  // fails: LCI_PEER_FAILURE=continue must not end them.
+  child_result hydra = run_in_child([] { survive_usr1(false, false); });
+  CHECK(hydra.exited);
+  CHECK(hydra.status == 0);
+  // The program's own handler stays and sees the signal.
+  child_result own = run_in_child([] { survive_usr1(false, true); });
+  CHECK(own.exited);
+  CHECK(own.status == 0);
+  // lcrun sends no such signal and keeps its barriers among the living:
+  // nothing is installed, SIGUSR1 keeps its default action.
+  child_result lcrun = run_in_child([] { survive_usr1(true, false); });
+  CHECK_FALSE(lcrun.exited);
 }
 
 namespace {

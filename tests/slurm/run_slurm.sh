@@ -1,6 +1,7 @@
 #!/bin/bash
-# run_slurm.sh --mpi pmix|pmi2 --have-pmix 0|1 --kvs KVS_CHECK
+# run_slurm.sh --mpi pmix|pmi2 --have-pmix 0|1 [--kvs KVS_CHECK]
 #              [--case NAME NP PROGRAM [ARGS...]]...
+#              [--fail-case NAME NP STATUS REGEX [VAR=VALUE...] -- PROGRAM [ARGS...]]...
 #
 # Starts a private one-node Slurm cluster on this machine (munged, slurmctld
 # and slurmd from Debian's slurm-wlm, run directly, no systemd), runs each
@@ -18,7 +19,14 @@
 # Before the cases, KVS_CHECK (tests/launcher/kvs_check.cpp) runs on 4 ranks
 # with the bootstrap left to detection, and with LCI 1.7.9's LCT_PMI_BACKEND
 # list "pmix,pmi2,pmi1" instead of LCI_PMI: both must pick the bootstrap
-# above and see all 4 ranks.
+# above and see all 4 ranks (skipped without --kvs).
+#
+# A --fail-case is a job in which a rank fails and the others must run on
+# (LCI_PEER_FAILURE=continue, docs/failure.md): it runs once, with LCI_PMI
+# as above and the given variables (no provider loop), under
+# 'srun --kill-on-bad-exit=0' (-K0: a task that fails does not end the
+# step; -W 30 bounds the wait for the others), and passes when srun exits
+# with STATUS and its stdout matches the extended regex REGEX.
 #
 # Exit status: 0 when every run passed; 77 (ctest's SKIP_RETURN_CODE) with
 # "SKIPPED: reason" when this machine cannot run the test (not root, Slurm or
@@ -41,6 +49,9 @@ mpi=""
 have_pmix=0
 kvs=""
 cases=()  # each: "NAME<TAB>NP<TAB>PROGRAM ARGS..." (no tabs inside)
+# each: "NAME<US>NP<US>STATUS<US>REGEX<US>VARS<US>PROGRAM ARGS..." (US: the
+# unit separator, \x1f, which unlike a tab keeps an empty VARS a field)
+fail_cases=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mpi) mpi=${2:?}; shift 2 ;;
@@ -51,8 +62,22 @@ while [ $# -gt 0 ]; do
       [ $# -ge 3 ] || { echo "run_slurm.sh: --case needs NAME NP PROGRAM" >&2; exit 2; }
       c="$1"$'\t'"$2"$'\t'"$3"
       shift 3
-      while [ $# -gt 0 ] && [ "$1" != --case ]; do c+=" $1"; shift; done
+      while [ $# -gt 0 ] && [ "$1" != --case ] && [ "$1" != --fail-case ]; do c+=" $1"; shift; done
       cases+=("$c")
+      ;;
+    --fail-case)
+      shift
+      [ $# -ge 6 ] ||
+        { echo "run_slurm.sh: --fail-case needs NAME NP STATUS REGEX [VAR=VALUE...] -- PROGRAM" >&2; exit 2; }
+      c="$1"$'\x1f'"$2"$'\x1f'"$3"$'\x1f'"$4"$'\x1f'
+      shift 4
+      while [ $# -gt 0 ] && [ "$1" != -- ]; do c+="$1 "; shift; done
+      [ $# -ge 2 ] || { echo "run_slurm.sh: --fail-case: no -- PROGRAM" >&2; exit 2; }
+      shift
+      c+=$'\x1f'"$1"
+      shift
+      while [ $# -gt 0 ] && [ "$1" != --case ] && [ "$1" != --fail-case ]; do c+=" $1"; shift; done
+      fail_cases+=("$c")
       ;;
     *) echo "run_slurm.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -62,7 +87,6 @@ case "$mpi" in
   pmi2) lci_pmi=pmi1 ;;
   *) echo "run_slurm.sh: --mpi must be pmix or pmi2" >&2; exit 2 ;;
 esac
-[ -n "$kvs" ] || { echo "run_slurm.sh: --kvs is required" >&2; exit 2; }
 
 srun_timeout=${LCI_SLURM_SRUN_TIMEOUT:-60}
 start_timeout=30
@@ -261,7 +285,13 @@ if ! grep -qw "$mpi" <<<"$plugins"; then
 fi
 
 # run_srun LABEL NP [VAR=VALUE...] -- PROGRAM [ARGS...]: one srun, bounded.
+# Passes when srun exits with $want_status (0 unless the caller sets it) and,
+# when $want_stdout is set, its stdout matches that extended regex; srun's
+# options are $srun_opts (a failing task ends the step unless set otherwise).
 runs=0
+want_status=0
+want_stdout=""
+srun_opts=(-K1 -W 15)
 run_srun() {
   local label=$1 np=$2 start end status
   shift 2
@@ -273,20 +303,27 @@ run_srun() {
   start=$(date +%s%N)
   # -K1: a failing task ends the step; -W 15: the others get 15 s after the
   # first one exits; -t 2: slurmctld's own limit, behind the timeout below.
+  # (--fail-case: -K0 -W 30.)
   # The bootstrap variables of the environment this test runs in are cleared;
   # each run sets its own.
   env -u LCI_PMI -u LCT_PMI_BACKEND "$marker" SLURM_CONF="$work/slurm.conf" "${vars[@]}" \
     timeout -k 5 "$srun_timeout" \
-    srun --mpi="$mpi" -N 1 -n "$np" -K1 -W 15 -t 2 "$@" >"$log.out" 2>"$log.err" &
+    srun --mpi="$mpi" -N 1 -n "$np" "${srun_opts[@]}" -t 2 "$@" >"$log.out" 2>"$log.err" &
   srun_pid=$!
   wait "$srun_pid"
   status=$?
   srun_pid=""
   end=$(date +%s%N)
-  if [ "$status" -ne 0 ]; then
-    echo "run_slurm.sh: $label: FAILED with status $status after $(((end - start) / 1000000)) ms" \
+  local why=""
+  if [ "$status" -ne "$want_status" ]; then
+    why="with status $status (expected $want_status)"
+  elif [ -n "$want_stdout" ] && ! grep -Eq -- "$want_stdout" "$log.out"; then
+    why="with status $status but stdout does not match /$want_stdout/"
+  fi
+  if [ -n "$why" ]; then
+    echo "run_slurm.sh: $label: FAILED $why after $(((end - start) / 1000000)) ms" \
       "($( [ "$status" -eq 124 ] && echo "timed out after $srun_timeout s; " )" \
-      "env ${vars[*]} srun --mpi=$mpi -n $np $*)" >&2
+      "env ${vars[*]} srun --mpi=$mpi -n $np ${srun_opts[*]} $*)" >&2
     echo "---- stdout" >&2
     tail -n 30 "$log.out" >&2
     echo "---- stderr" >&2
@@ -298,9 +335,11 @@ run_srun() {
 }
 
 # Detection alone, and LCI 1.7.9's LCT_PMI_BACKEND, must find all 4 ranks.
-run_srun "kvs_check, bootstrap detected" 4 -- "$kvs" 4 "$lci_pmi"
-run_srun "kvs_check, LCT_PMI_BACKEND=pmix,pmi2,pmi1" 4 LCT_PMI_BACKEND=pmix,pmi2,pmi1 -- \
-  "$kvs" 4 "$lci_pmi"
+if [ -n "$kvs" ]; then
+  run_srun "kvs_check, bootstrap detected" 4 -- "$kvs" 4 "$lci_pmi"
+  run_srun "kvs_check, LCT_PMI_BACKEND=pmix,pmi2,pmi1" 4 LCT_PMI_BACKEND=pmix,pmi2,pmi1 -- \
+    "$kvs" 4 "$lci_pmi"
+fi
 
 for prov in shm tcp; do
   prov_env=(LCI_BACKEND=ofi FI_PROVIDER=$prov LCI_PMI=$lci_pmi)
@@ -311,6 +350,17 @@ for prov in shm tcp; do
     run_srun "$name.$prov" "$np" "${prov_env[@]}" -- $cmd
   done
 done
+
+# Jobs in which a rank fails: the others must run on and finish.
+for c in "${fail_cases[@]}"; do
+  IFS=$'\x1f' read -r name np want_status want_stdout vars cmd <<<"$c"
+  srun_opts=(-K0 -W 30)
+  # shellcheck disable=SC2086
+  run_srun "$name" "$np" LCI_PMI="$lci_pmi" $vars -- $cmd
+done
+want_status=0
+want_stdout=""
+srun_opts=(-K1 -W 15)
 
 [ "$failed" -eq 0 ] || fail "$mpi: some runs failed (see above)"
 echo "run_slurm.sh: passed: srun --mpi=$mpi, $runs runs"

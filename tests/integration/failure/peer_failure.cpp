@@ -5,14 +5,18 @@
 // Before the victim dies, every survivor posts receives naming it (recvs to
 // a queue, recvm to a synchronizer, recvl to a queue, recvm to a handler),
 // a receive on a tag-matching endpoint (any sender) and a sendl the victim
-// never receives
-// (its rendezvous waits for an RTR), then all ranks meet in LCI_barrier.
-// Then the victim is gone:
+// never receives (its rendezvous waits for an RTR), then all ranks meet in
+// LCI_barrier, and the victim waits for a message from every survivor
+// saying it left the barrier. Then the victim is gone:
 //   --mode kill    it kills itself with SIGKILL; the survivors must detect
 //                  it (the native transport: within a second);
 //   --mode inject  the survivors mark it failed with LCIT_fail_peer (the
 //                  deterministic path, LCI_TEST_HOOKS=1), and it then kills
 //                  itself all the same, so lcrun has a rank to report.
+// With --exit the victim ends with _exit(3) instead of SIGKILL (neither
+// LCI_finalize nor the launcher's finalize): Hydra's mpiexec ends the whole
+// job when a rank dies by a signal, even with -disable-auto-cleanup, but
+// lets the others run on when one exits.
 // Each survivor then checks: each receive naming the victim, and the sendl,
 // completed exactly once with LCI_ERR_FATAL, the victim's rank, its tag and
 // type; the
@@ -25,7 +29,7 @@
 // finalize. It prints the time from the barrier to the first failed
 // completion.
 //
-// usage: peer_failure --mode kill|inject
+// usage: peer_failure --mode kill|inject [--exit]
 #include <signal.h>
 #include <unistd.h>
 
@@ -47,7 +51,8 @@ using namespace lci_test;
 namespace {
 
 constexpr LCI_tag_t k_tag_s = 11, k_tag_m = 12, k_tag_l = 13, k_tag_any = 14, k_tag_rdv = 15,
-                    k_tag_h = 16;
+                    k_tag_h = 17;
+constexpr LCI_tag_t k_tag_left = 16;  // a survivor left the barrier
 constexpr LCI_tag_t k_tag_x = 20;  // the survivors' exchange
 constexpr size_t k_long = size_t(128) << 10;
 constexpr double k_detect_s = 10;  // a bound, not a timing: detection takes < 1 s
@@ -159,7 +164,7 @@ void survivors_exchange(int victim) {
 
 // Everything up to LCI_finalize (the objects that hold LCI resources go
 // before it).
-void run(const std::string& mode) {
+void run(const std::string& mode, bool exits) {
   const int n = LCI_NUM_PROCESSES;
   const int victim = n - 1;
   if (n < 3) die("needs at least 3 ranks");
@@ -203,12 +208,27 @@ void run(const std::string& mode) {
   }
   phase("barrier with the victim");
   OK(LCI_barrier());
+  // The victim dies only once every survivor has left the barrier: one
+  // still waiting in it would notice the death there and LCI_barrier would
+  // return LCI_ERR_FATAL. Each survivor tells it so.
+  if (LCI_RANK != victim) {
+    LCI_short_t left;
+    memset(&left, 0, sizeof(left));
+    RETRY(LCI_sends(LCI_UR_ENDPOINT, left, victim, k_tag_left));
+  } else {
+    comp lq(LCI_COMPLETION_QUEUE);
+    for (int p = 0; p < victim; ++p)
+      OK(LCI_recvs(LCI_UR_ENDPOINT, p, k_tag_left, lq.handle(), nullptr));
+    lq.take(static_cast<size_t>(victim), "the survivors leaving the barrier");
+  }
   if (LCI_RANK == victim) {
     // (inject: the survivors mark it failed first and have finished with
     // it, their connections to it unused, by the time it dies)
     if (mode == "inject") sleep(3);
-    std::fprintf(stderr, "rank %d: killing itself\n", LCI_RANK);
+    std::fprintf(stderr, "rank %d: %s\n", LCI_RANK,
+                 exits ? "exiting with status 3" : "killing itself");
     std::fflush(stderr);
+    if (exits) _exit(3);
     raise(SIGKILL);
   }
   const double t0 = now_s();
@@ -274,12 +294,13 @@ void run(const std::string& mode) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 2 && strcmp(argv[1], "--mode") == 0 ? argv[2] : "";
-  if (mode != "kill" && mode != "inject") {
-    std::fprintf(stderr, "usage: peer_failure --mode kill|inject\n");
+  const bool exits = argc == 4 && strcmp(argv[3], "--exit") == 0;
+  if ((mode != "kill" && mode != "inject") || (argc != 3 && !exits)) {
+    std::fprintf(stderr, "usage: peer_failure --mode kill|inject [--exit]\n");
     return 2;
   }
   harness_init(120);
-  run(mode);
+  run(mode, exits);
   phase("LCI_finalize among the survivors");
   OK(LCI_finalize());
   return report(("peer_failure " + mode).c_str());
