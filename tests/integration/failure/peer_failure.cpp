@@ -187,6 +187,13 @@ void run(const std::string& mode, bool exits) {
   OK(LCI_endpoint_init(&sync_ep, LCI_UR_DEVICE, plist));
   OK(LCI_plist_free(&plist));
 
+  // ... and one whose message port runs handlers.
+  OK(LCI_plist_create(&plist));
+  OK(LCI_plist_set_comp_type(plist, LCI_PORT_MESSAGE, LCI_COMPLETION_HANDLER));
+  LCI_endpoint_t handler_ep;
+  OK(LCI_endpoint_init(&handler_ep, LCI_UR_DEVICE, plist));
+  OK(LCI_plist_free(&plist));
+
   comp q(LCI_COMPLETION_QUEUE);
   comp sync(LCI_COMPLETION_SYNC);
   comp handler(LCI_COMPLETION_HANDLER);
@@ -199,7 +206,7 @@ void run(const std::string& mode, bool exits) {
     OK(LCI_recvm(sync_ep, LCI_mbuffer_t{mbuf.data(), mbuf.size()}, victim, k_tag_m,
                  sync.handle(), &sync));
     OK(LCI_recvl(LCI_UR_ENDPOINT, lb.view(), victim, k_tag_l, q.handle(), &lb));
-    OK(LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{hbuf.data(), hbuf.size()}, victim, k_tag_h,
+    OK(LCI_recvm(handler_ep, LCI_mbuffer_t{hbuf.data(), hbuf.size()}, victim, k_tag_h,
                  handler.handle(), &handler));
     OK(LCI_recvm(tag_ep, LCI_mbuffer_t{anybuf.data(), anybuf.size()}, LCI_RANK_ANY, k_tag_any,
                  any_q.handle(), nullptr));
@@ -288,6 +295,7 @@ void run(const std::string& mode, bool exits) {
 
   OK(LCI_endpoint_free(&tag_ep));
   OK(LCI_endpoint_free(&sync_ep));
+  OK(LCI_endpoint_free(&handler_ep));
 }
 
 }  // namespace
