@@ -945,10 +945,10 @@ int main(int argc, char** argv) {
         for (int r = 1; r < LCI_NUM_PROCESSES; ++r)
           if (LCIX_peer_failed(r)) failed += (failed.empty() ? "" : ",") + std::to_string(r);
         quiet_msg q = rt.quiet_total;
-        std::printf("amt_tree: survivors: failed rank(s) %s; %" PRIu64
-                    " tasks re-spawned on survivors, %" PRIu64 " results to failed ranks dropped, %" PRIu64
-                    " duplicate results ignored\n",
-                    failed.empty() ? "none" : failed.c_str(), q.respawned + rt.respawned.load(),
+        std::printf("amt_tree: %s%s: result %s, %" PRIu64 " tasks re-spawned on survivors, %" PRIu64
+                    " results to failed ranks dropped, %" PRIu64 " duplicate results ignored\n",
+                    failed.empty() ? "no rank failed" : "survived the loss of rank(s) ",
+                    failed.c_str(), ok ? "PASS" : "FAIL", q.respawned + rt.respawned.load(),
                     q.results_dropped + rt.results_dropped.load(),
                     q.duplicates + rt.duplicates.load());
       }
