@@ -86,6 +86,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -247,6 +248,10 @@ struct child_tracker {
   std::mutex lock;
   std::unordered_map<uint64_t, tracked_children> entries;
   uint64_t next_key = 1;
+  // Every join not yet complete. Once the rank stops, the joins of work
+  // dropped then (orphaned by a failed rank) never complete; they are
+  // deleted at the end.
+  std::unordered_set<join*> joins;
 };
 
 struct runtime {
@@ -521,6 +526,10 @@ void add_to_join(join* j, uint64_t count, uint64_t sum) {
   if (j->pending.fetch_sub(1) == 1) {
     parent_ref up = j->parent;
     uint64_t c = j->count.load(), s = j->sum.load();
+    if (rt.survive) {
+      std::lock_guard<std::mutex> g(rt.tracker.lock);
+      rt.tracker.joins.erase(j);
+    }
     delete j;
     report(up, c, s);
   }
@@ -633,14 +642,17 @@ void spawn_children_tracked(uint64_t id, int depth, uint64_t v, int n, join* j) 
     any_remote = any_remote || owners[i] != LCI_RANK;
   }
   uint64_t key = 0;
-  if (any_remote) {
+  {
     std::lock_guard<std::mutex> g(rt.tracker.lock);
-    key = rt.tracker.next_key++;
-    tracked_children& t = rt.tracker.entries[key];
-    t = tracked_children{j, id, v, depth, {}, {}, 0};
-    for (int i = 0; i < n; ++i) {
-      t.owner[i] = owners[i];
-      if (owners[i] != LCI_RANK) t.outstanding = static_cast<uint8_t>(t.outstanding | 1u << i);
+    rt.tracker.joins.insert(j);
+    if (any_remote) {
+      key = rt.tracker.next_key++;
+      tracked_children& t = rt.tracker.entries[key];
+      t = tracked_children{j, id, v, depth, {}, {}, 0};
+      for (int i = 0; i < n; ++i) {
+        t.owner[i] = owners[i];
+        if (owners[i] != LCI_RANK) t.outstanding = static_cast<uint8_t>(t.outstanding | 1u << i);
+      }
     }
   }
   for (int i = 0; i < n; ++i) {
@@ -958,6 +970,9 @@ int main(int argc, char** argv) {
     rt.arena = nullptr;
     rt.group = nullptr;
   }
+  for (join* j : rt.tracker.joins) delete j;
+  rt.tracker.joins.clear();
+  rt.tracker.entries.clear();
   // Nothing can arrive any more (every message was answered before the stop),
   // but drain anyway so that no buffer outlives the queues. (In survivor
   // mode, once a rank failed, LCI_barrier returns LCI_ERR_FATAL at once.)
