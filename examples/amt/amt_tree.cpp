@@ -55,15 +55,15 @@
  * tracker is used only in this mode.
  *
  * For the demonstration and its tests, --kill-rank R --kill-after N makes
- * rank R (never rank 0, the root) SIGKILL itself when it starts its N-th
- * task. LCI detects a dead local peer on its native shared-memory transport
+ * rank R (never rank 0, the root) SIGKILL itself as it starts its task
+ * N+1. LCI detects a dead local peer on its native shared-memory transport
  * (LCI_SHM=1); over libfabric (tcp, shm) it does not detect deaths yet, so
  * there --kill-notice 1 makes the victim first tell the others, which mark
  * it failed with LCI's test hook LCIT_fail_peer (LCI_TEST_HOOKS=1), stop
  * talking to it for 2 s and then die:
  *
  *   LCI_PEER_FAILURE=continue LCI_SHM=1 lcrun --keep-going -n 4 ./amt_tree \
- *       --kill-rank 2 --kill-after 300
+ *       --kill-rank 2 --kill-after 1000
  *
  * Rank 0 prints the result, PASS if it equals the serial one, and how many
  * tasks were spawned again; lcrun exits with the victim's status (137).
@@ -228,7 +228,7 @@ struct join {
 // Survivor mode: what the spawning side keeps of a parent's children placed
 // on other ranks until their results are back. Enough to spawn any of them
 // again: its id and payload follow from the parent's id and value.
-constexpr int k_max_children = 4;
+constexpr int k_max_children = 4;  // child_count's maximum
 
 struct tracked_children {
   join* j;
@@ -241,9 +241,10 @@ struct tracked_children {
 };
 
 // The entries by key (keys are never reused, so a late result cannot reach
-// another parent). One lock for all: it is taken once per remote child
-// spawned and per result, only in survivor mode. An entry leaves when its
-// last remote child reported, before the join can complete.
+// another parent). One lock for all, taken only in survivor mode: once per
+// node with children, once per result from another rank, and again for a
+// child that must be placed anew. An entry leaves when its last remote child
+// reported, before the join can complete.
 struct child_tracker {
   std::mutex lock;
   std::unordered_map<uint64_t, tracked_children> entries;
