@@ -871,7 +871,8 @@ int main(int argc, char** argv) {
   }
   if (rt.kill_rank > 0 && !rt.survive) {
     if (LCI_RANK == 0)
-      std::fprintf(stderr, "amt_tree: --kill-rank has no effect without LCI_PEER_FAILURE=continue\n");
+      std::fprintf(stderr,
+                   "amt_tree: --kill-rank has no effect without LCI_PEER_FAILURE=continue\n");
     rt.kill_rank = -1;
   }
   if (rt.survive) {
@@ -910,7 +911,8 @@ int main(int argc, char** argv) {
     // Enqueued, not arena.execute(): main holds no slot, and a task it
     // spawned from a slot of its own could sit there unseen by a lone worker.
     if (LCI_RANK == 0)
-      arena.enqueue([p = rt.params] { run_node(p.seed, 0, root_payload(p), parent_ref{-1, -1, 0}); });
+      arena.enqueue(
+          [p = rt.params] { run_node(p.seed, 0, root_payload(p), parent_ref{-1, -1, 0}); });
     // Bounded wait: a lost message would otherwise hang the job.
     auto deadline = t0 + std::chrono::duration<double>(rt.timeout_s);
     while (!(rt.stopped.load() && rt.pollers_alive.load() == 0)) {
@@ -926,7 +928,8 @@ int main(int argc, char** argv) {
     if (rt.survive &&
         !finish_survivors(
             std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline))) {
-      std::fprintf(stderr, "amt_tree: rank %d: FAIL: the survivors did not all stop within %.0f s\n",
+      std::fprintf(stderr,
+                   "amt_tree: rank %d: FAIL: the survivors did not all stop within %.0f s\n",
                    LCI_RANK, rt.timeout_s);
       std::fflush(stderr);
       std::_Exit(3);
