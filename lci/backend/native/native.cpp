@@ -495,6 +495,16 @@ int native_device::flush_finished(completion* out, int max) {
   int n = 0;
   while (!finished_.empty() && n < max) {
     finished_op& f = finished_.front();
+    if (f.notify >= 0 && peers_[static_cast<size_t>(f.notify)].dead) {
+      // Its target died with a full ring, which nobody drains: the notice
+      // cannot go, and waiting for it would hold every entry behind it. The
+      // write's target never learns of it, so it completes as failed.
+      f.notify = -1;
+      if (f.c.kind == completion_kind::rma_done) {
+        f.c.kind = completion_kind::failed;
+        f.c.error = ESRCH;
+      }
+    }
     if (f.notify >= 0 && !send_notice(f.notify, f.imm)) break;
     out[n++] = f.c;
     finished_.pop_front();
@@ -702,7 +712,10 @@ bool native_device::reply(const pending_reply& r) {
 }
 
 void native_device::send_pending_replies() {
-  while (!replies_.empty() && reply(replies_.front())) {
+  // A reply to a peer that died is dropped (its full ring is drained by
+  // nobody), or it would hold the replies to the living behind it.
+  while (!replies_.empty() &&
+         (peers_[static_cast<size_t>(replies_.front().rank)].dead || reply(replies_.front()))) {
     --replies_of_[static_cast<size_t>(replies_.front().rank)];
     replies_.pop_front();
   }
