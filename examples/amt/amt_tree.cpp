@@ -766,6 +766,25 @@ void poll_burst() {
   rt.arena->enqueue(poll_burst);
 }
 
+// Survivor mode, on a timeout: what this rank still waits for.
+void print_waiting() {
+  std::lock_guard<std::mutex> g(rt.tracker.lock);
+  std::vector<int> on(static_cast<size_t>(LCI_NUM_PROCESSES), 0);
+  for (const auto& [key, t] : rt.tracker.entries)
+    for (int i = 0; i < k_max_children; ++i)
+      if (t.outstanding & (1u << i)) on[static_cast<size_t>(t.owner[i])]++;
+  std::string where;
+  for (int r = 0; r < LCI_NUM_PROCESSES; ++r)
+    if (on[static_cast<size_t>(r)])
+      where += " " + std::to_string(on[static_cast<size_t>(r)]) + " on rank " + std::to_string(r) +
+               (LCIX_peer_failed(r) ? " (failed)" : "");
+  std::fprintf(stderr,
+               "amt_tree: rank %d: %zu joins open, %" PRId64
+               " long spawns in flight, children awaited:%s\n",
+               LCI_RANK, rt.tracker.joins.size(), rt.long_in_flight.load(),
+               where.empty() ? " none" : where.c_str());
+}
+
 // Survivor mode, after this rank stopped and its tasks are done: orphaned
 // work elsewhere may still send to us, so nobody leaves before every live
 // rank is quiet. Ranks report quiet (with their counts) to rank 0, which
@@ -919,6 +938,7 @@ int main(int argc, char** argv) {
       if (std::chrono::steady_clock::now() > deadline) {
         std::fprintf(stderr, "amt_tree: rank %d: FAIL: no termination after %.0f s\n", LCI_RANK,
                      rt.timeout_s);
+        if (rt.survive) print_waiting();
         std::fflush(stderr);
         std::_Exit(3);
       }
