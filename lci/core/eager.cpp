@@ -43,6 +43,13 @@ void send_control(device& d, int rank, uint32_t imm, const void* data, size_t le
 namespace {
 // One attempt at sending a control message held in a pool packet or on the heap.
 bool retry_message(device& d, backlog_op& op) {
+  // Queued before its peer was known dead (after the sweep dropped the
+  // others): dropped, or a full ring of the dead peer would hold the
+  // backlog forever.
+  if (peer_refused(op.rank)) {
+    if (op.pkt) d.put_packet(op.pkt);
+    return true;
+  }
   void* from = op.pkt ? static_cast<void*>(op.pkt->payload()) : op.bytes.data();
   return send_eager(d, nullptr, op.imm, from, op.length, op.rank, 0, nullptr, nullptr) ==
          post_status::ok;

@@ -198,6 +198,15 @@ bool op_table::finish(uint64_t id, int rank, op_kind k, entry& out) {
   return true;
 }
 
+void op_table::take_all_of(int rank, std::vector<entry>& out) {
+  for (uint32_t i = 0; i < slots; ++i) {
+    slot& s = s_[i];
+    if (s.state.load(std::memory_order_acquire) != 2 || s.e.rank != rank) continue;
+    entry e;
+    if (finish(uint64_t{s.generation} << 32 | i, rank, s.e.kind, e)) out.push_back(e);
+  }
+}
+
 op_table::op_table() {
   // Generations start at random values, so that an id cannot be predicted
   // from the ids this device gave other peers.
@@ -495,6 +504,16 @@ int native_device::flush_finished(completion* out, int max) {
   int n = 0;
   while (!finished_.empty() && n < max) {
     finished_op& f = finished_.front();
+    if (f.notify >= 0 && peers_[static_cast<size_t>(f.notify)].dead) {
+      // Its target died with a full ring, which nobody drains: the notice
+      // cannot go, and waiting for it would hold every entry behind it. The
+      // write's target never learns of it, so it completes as failed.
+      f.notify = -1;
+      if (f.c.kind == completion_kind::rma_done) {
+        f.c.kind = completion_kind::failed;
+        f.c.error = ESRCH;
+      }
+    }
     if (f.notify >= 0 && !send_notice(f.notify, f.imm)) break;
     out[n++] = f.c;
     finished_.pop_front();
@@ -507,6 +526,10 @@ int native_device::flush_finished(completion* out, int max) {
 status native_device::write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
                          void* ctx, bool with_imm, uint32_t imm) {
   peer& p = peers_[rank];
+  if (__builtin_expect(__atomic_load_n(&p.dead, __ATOMIC_RELAXED), 0)) {
+    finish_cma(-1, 0, completion_kind::failed, ctx, ESRCH);
+    return status::ok;
+  }
   if (p.cma) {
     // The copy first, holding no cell of any ring: other traffic to this
     // rank flows while a transfer of any size runs. The target's table
@@ -550,6 +573,10 @@ status native_device::post_read(int rank, void* buf, size_t len, void*, uint64_t
                              uint64_t rkey, void* ctx) {
   net::annotate_post(this);
   peer& p = peers_[rank];
+  if (__builtin_expect(__atomic_load_n(&p.dead, __ATOMIC_RELAXED), 0)) {
+    finish_cma(-1, 0, completion_kind::failed, ctx, ESRCH);
+    return status::ok;
+  }
   if (p.cma) {
     int err = 0;
     if (!reg_table_allows(p.regs, rkey, raddr, len))
@@ -702,7 +729,10 @@ bool native_device::reply(const pending_reply& r) {
 }
 
 void native_device::send_pending_replies() {
-  while (!replies_.empty() && reply(replies_.front())) {
+  // A reply to a peer that died is dropped (its full ring is drained by
+  // nobody), or it would hold the replies to the living behind it.
+  while (!replies_.empty() &&
+         (peers_[static_cast<size_t>(replies_.front().rank)].dead || reply(replies_.front()))) {
     --replies_of_[static_cast<size_t>(replies_.front().rank)];
     replies_.pop_front();
   }
@@ -763,6 +793,8 @@ void native_device::check_peers() {
   last_check_ns_ = now;
   for (size_t r = 0; r < peers_.size(); ++r) {
     const peer& p = peers_[r];
+    // (an operation posted to it as it was found dead may still be in flight)
+    if (p.dead) fail_ops_to(static_cast<int>(r));
     if (!p.head || p.pid == 0 || p.dead || p.head->closed.load(std::memory_order_acquire))
       continue;
     bool exited;
@@ -777,10 +809,29 @@ void native_device::check_peers() {
       fatal("rank %zu (pid %d) on this host exited while device %d was in use; ending the job",
             r, p.pid, group_index_);
     if (!peers_[r].dead) {
-      peers_[r].dead = true;  // checked no more
+      __atomic_store_n(&peers_[r].dead, true, __ATOMIC_RELAXED);  // checked no more
+      fail_ops_to(static_cast<int>(r));
       opt_.peer_failed(static_cast<int>(r), "it exited without closing its device");
     }
   }
+}
+
+void native_device::fail_ops_to(int rank) {
+  std::vector<op_table::entry> gone;
+  ops_.take_all_of(rank, gone);
+  if (gone.empty()) return;
+  finished_lock_.lock();
+  for (const op_table::entry& e : gone) {
+    finished_op f;
+    f.notify = -1;
+    f.imm = 0;
+    f.c.kind = completion_kind::failed;
+    f.c.ctx = e.ctx;
+    f.c.error = ESRCH;
+    finished_.push_back(f);
+  }
+  finished_size_.store(finished_.size(), std::memory_order_relaxed);
+  finished_lock_.unlock();
 }
 
 }  // namespace lci::native

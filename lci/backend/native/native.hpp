@@ -69,7 +69,9 @@
 // work; a peer that exited without closing its device ends the job with a
 // message naming its rank, or, where the core asked for it
 // (options::peer_failed, LCI_PEER_FAILURE=continue), is reported there once
-// and checked no more.
+// and checked no more. Then its pipelined operations in flight, and any
+// write or read posted to it later, complete as failed (ESRCH): it answers
+// none, and a full ring of its is drained by nobody.
 #pragma once
 
 #include <atomic>
@@ -288,6 +290,9 @@ class op_table {
   // The entry `id` names if it is in flight, was sent to `rank` and is of
   // kind `k`: it is copied out and the slot freed. Consumer (poll) only.
   bool finish(uint64_t id, int rank, op_kind k, entry& out);
+  // Every operation in flight to `rank`, taken out and appended to `out`
+  // (a peer that died answers none of them). Consumer (poll) only.
+  void take_all_of(int rank, std::vector<entry>& out);
   int in_flight() const;
 
  private:
@@ -643,6 +648,8 @@ class native_device final {
   // remote access with this key.
   bool registered(uint64_t address, uint64_t length, uint64_t key);
   void check_peers();
+  // The pipelined operations to a dead peer complete as failed.
+  void fail_ops_to(int rank);
   void close_descriptor();
 
   options opt_;
