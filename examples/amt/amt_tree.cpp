@@ -56,9 +56,10 @@
  *
  * For the demonstration and its tests, --kill-rank R --kill-after N makes
  * rank R (never rank 0, the root) SIGKILL itself as it starts its task
- * N+1. LCI detects a dead local peer on its native shared-memory transport
- * (LCI_SHM=1); over libfabric (tcp, shm) it does not detect deaths yet, so
- * there --kill-notice 1 makes the victim first tell the others, which mark
+ * N+1. LCI detects a dead peer on its native shared-memory transport
+ * (LCI_SHM=1) and over libfabric tcp (its reset connection); libfabric shm
+ * does not detect deaths, so there --kill-notice 1 makes the victim first
+ * tell the others, which mark
  * it failed with LCI's test hook LCIT_fail_peer (LCI_TEST_HOOKS=1), stop
  * talking to it for 2 s and then die:
  *
