@@ -100,9 +100,9 @@ int fail_waiting_ops(device& d, int rank) {
   return static_cast<int>(ops.size());
 }
 
-void end_if_peer_failed(device& d, uint32_t id, const rdv_op* op, int rank, bool target) {
+void end_if_peer_failed(device& d, uint32_t id, uint64_t serial, int rank, bool target) {
   if (!peer_refused(rank)) return;
-  if (rdv_op* mine = d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; })) {
+  if (rdv_op* mine = d.rdv.take_if_current(id, serial)) {
     mine->flag = LCI_ERR_FATAL;
     finish(d, mine, target);
   }

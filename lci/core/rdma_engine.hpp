@@ -54,9 +54,11 @@ int fail_waiting_ops(device& d, int rank);
 // An op that just began to wait for `rank` (published in the table, or a
 // getv waiting for its reply): if the rank is known dead, the sweep may
 // have passed already, so the op ends here with LCI_ERR_FATAL (if it is
-// still in the table at `id`; whoever takes it finishes it). The caller
-// reads id and rank before the op is visible to others.
-void end_if_peer_failed(device& d, uint32_t id, const rdv_op* op, int rank, bool target);
+// still in the table at `id` with the `serial` its insert or publish
+// returned; whoever takes it finishes it). The caller reads id, serial and
+// rank before the op is visible to others: it may be finished, and its
+// memory and id reused, before this runs.
+void end_if_peer_failed(device& d, uint32_t id, uint64_t serial, int rank, bool target);
 // Registers the op's local buffers (one local_reg each, in order). False,
 // with none registered, if an LCI_SEGMENT_ALL registration failed.
 bool register_buffers(device& d, rdv_op* op, const LCI_lbuffer_t* buffers, int count);

@@ -68,6 +68,7 @@ struct rdv_op {
   comp_base* held_comp = nullptr;   // a peer named comp: its reference (registry.hpp)
   void* user_context = nullptr;
   uint32_t id = 0;
+  uint64_t serial = 0;              // put/get: its stamp in the table (rdv_table.hpp)
   uint64_t peer_id = 0;
   LCI_error_t flag = LCI_OK;
   LCI_lbuffer_t lbuffer{};          // long: the buffer as passed (or allocated)

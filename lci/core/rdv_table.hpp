@@ -7,6 +7,13 @@
 // of the device's operation pool), so that in steady state no insert
 // allocates, and none grows an array while holding the lock; more
 // operations than that (heap overflow of the pool) grow it, rarely.
+//
+// Every insert and publish stamps its slot with a new serial. A thread that
+// let an op go (its RTS or RTR left, or it began to wait for a reply) and
+// must come back to it names it by id and serial, never by its address: by
+// then another thread may have finished it, the pool handed the same memory
+// to a new op and the table its id (both are reused last-freed first), and
+// an address compare would take the new op, someone else's.
 #pragma once
 
 #include <cstdint>
@@ -27,19 +34,26 @@ class rdv_table {
   void reserve(size_t expected) {
     std::lock_guard<spin_lock> guard(lock_);
     slots_.reserve(expected);
+    serials_.reserve(expected);
     free_.reserve(expected);
   }
-  uint32_t insert(rdv_op* op) {
+  // The op's id; *serial (if given) gets the stamp that take_if_current
+  // wants.
+  uint32_t insert(rdv_op* op, uint64_t* serial = nullptr) {
     std::lock_guard<spin_lock> guard(lock_);
+    const uint64_t stamp = ++next_serial_;
+    if (serial) *serial = stamp;
     if (!free_.empty()) {
       const uint32_t id = free_.back();
       free_.pop_back();
       slots_[id] = op;
+      serials_[id] = stamp;
       return id;
     }
     const auto id = static_cast<uint32_t>(slots_.size());
     LCI_ASSERT(id <= max_id, "more than %u rendezvous in flight", max_id);
     slots_.push_back(op);
+    serials_.push_back(stamp);
     return id;
   }
   // Ids in use (ops and reservations); diagnostics.
@@ -53,10 +67,11 @@ class rdv_table {
   }
   // An id whose op is not visible yet (get and take find nothing there)...
   uint32_t reserve() { return insert(reserved()); }
-  // ... until it is published.
-  void publish(uint32_t id, rdv_op* op) {
+  // ... until it is published; returns the serial for take_if_current.
+  uint64_t publish(uint32_t id, rdv_op* op) {
     std::lock_guard<spin_lock> guard(lock_);
     slots_[id] = op;
+    return serials_[id] = ++next_serial_;
   }
   // Erases `id` if it still holds `op` (another thread may have taken it).
   void erase_if_same(uint32_t id, const rdv_op* op) {
@@ -71,6 +86,17 @@ class rdv_table {
   rdv_op* take_if(uint32_t id, Pred&& pred) {
     std::lock_guard<spin_lock> guard(lock_);
     if (id >= slots_.size() || live(slots_[id]) == nullptr || !pred(slots_[id])) return nullptr;
+    rdv_op* op = slots_[id];
+    slots_[id] = nullptr;
+    free_.push_back(id);
+    return op;
+  }
+  // The op that insert or publish stamped `serial` at `id`, erased, if it
+  // is still there (nobody took it); else nullptr.
+  rdv_op* take_if_current(uint32_t id, uint64_t serial) {
+    std::lock_guard<spin_lock> guard(lock_);
+    if (id >= slots_.size() || live(slots_[id]) == nullptr || serials_[id] != serial)
+      return nullptr;
     rdv_op* op = slots_[id];
     slots_[id] = nullptr;
     free_.push_back(id);
@@ -109,7 +135,9 @@ class rdv_table {
 
   spin_lock lock_;
   std::vector<rdv_op*> slots_;
+  std::vector<uint64_t> serials_;  // per slot: the stamp of its last insert or publish
   std::vector<uint32_t> free_;
+  uint64_t next_serial_ = 0;
 };
 
 }  // namespace lci

@@ -25,7 +25,8 @@ namespace {
 // built in a pool packet (or, while the pool is empty, on the heap) and
 // sent from there. The op gets its id here and is published in the table
 // only once the RTR is built: from then on a peer's message or a failed
-// peer's sweep may take it, and this thread reads it no more.
+// peer's sweep may take it, and this thread reads it no more (it names it
+// by id and serial: rdv_table.hpp).
 void send_rtr(device& d, rdv_op* op) {
   const uint32_t id = d.rdv.reserve();
   op->id = id;
@@ -48,9 +49,9 @@ void send_rtr(device& d, rdv_op* op) {
     rtr->buffers[i].rkey = d.net->seal_key(op->rank, b.reg.rkey, rtr->send_id, rtr->recv_id, i);
     rtr->buffers[i].length = b.length;
   }
-  d.rdv.publish(id, op);
+  const uint64_t serial = d.rdv.publish(id, op);
   send_control(d, rank, make_control_imm(control_kind::rtr), bytes, length);
-  end_if_peer_failed(d, id, op, rank, true);
+  end_if_peer_failed(d, id, serial, rank, true);
 }
 
 // What became of an RTS at its target.
@@ -169,9 +170,10 @@ namespace {
 
 // Builds the RTS of a long or iovec send in a packet and sends it. The op
 // is in the table before the RTS leaves, so an RTR can find it whichever
-// thread receives it.
+// thread receives it. *id_out and *serial_out name it in the table
+// (rdv_table.hpp): the caller must not use its address once it returns.
 post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t remote_comp,
-                     const LCI_iovec_t* iov, uint32_t* id_out) {
+                     const LCI_iovec_t* iov, uint32_t* id_out, uint64_t* serial_out) {
   device& d = *ep->dev;
   packet* p = d.get_send_packet();
   if (!p) return post_status::retry_no_packet;
@@ -197,9 +199,13 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   // rendezvous and free the op: nothing below the send may read it.
   const int rank = op->rank;
   const LCI_tag_t tag = op->tag;
-  const uint32_t id = d.rdv.insert(op);
+  // The id is the op's before it is visible: a failed peer's sweep may
+  // take and finish it as soon as it is published.
+  const uint32_t id = d.rdv.reserve();
   op->id = id;
+  const uint64_t serial = d.rdv.publish(id, op);
   *id_out = id;
+  *serial_out = serial;
   h.send_id = id;
   memcpy(bytes, &h, sizeof(h));
   const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
@@ -211,7 +217,7 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
     d.put_packet(p);
     // (A failed peer's sweep may have taken and finished the op meanwhile:
     // then it was accepted, and has completed with LCI_ERR_FATAL.)
-    if (!d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; })) return post_status::ok;
+    if (!d.rdv.take_if_current(id, serial)) return post_status::ok;
     return st;
   }
   ep->issued.add(rank);
@@ -250,7 +256,8 @@ post_status start_send(endpoint* ep, const LCI_lbuffer_t* buffers, int count,
   op->counted_local = true;
   ep->start_local();
   uint32_t id = 0;
-  if (const post_status st = send_rts(ep, op, alloc_at_target, remote_comp, iov, &id);
+  uint64_t serial = 0;
+  if (const post_status st = send_rts(ep, op, alloc_at_target, remote_comp, iov, &id, &serial);
       st != post_status::ok) {
     ep->end_local();
     release_regs(d, op);
@@ -260,10 +267,9 @@ post_status start_send(endpoint* ep, const LCI_lbuffer_t* buffers, int count,
   // An empty message has nothing to move: done once its RTS left (unless
   // a failed peer's sweep finished it first: then the table no longer has it).
   if (!iov && buffers[0].length == 0) {
-    if (rdv_op* mine = d.rdv.take_if(id, [op](const rdv_op* o) { return o == op; }))
-      finish(d, mine, false);
+    if (rdv_op* mine = d.rdv.take_if_current(id, serial)) finish(d, mine, false);
   } else {
-    end_if_peer_failed(d, id, op, rank, false);
+    end_if_peer_failed(d, id, serial, rank, false);
   }
   return post_status::ok;
 }

@@ -97,7 +97,7 @@ post_status start_transfer(endpoint* ep, rdv_role role, const LCI_iovec_t& local
   }
   // putv carries the piggy-back bytes in its notify; getv asks for them.
   build_notify(op, remote, is_iovec, remote_comp, local, role == rdv_role::put);
-  op->id = d.rdv.insert(op);
+  op->id = d.rdv.insert(op, &op->serial);
   if (role == rdv_role::get && is_iovec) {
     auto* n = reinterpret_cast<notify_payload*>(op->notify);
     n->reply_id = local.piggy_back.length ? op->id + 1u : 0;  // 0 means no reply
@@ -157,12 +157,13 @@ void on_transfer_finished(device& d, rdv_op* op) {
   if (op->role == rdv_role::get && op->flag == LCI_OK &&
       reinterpret_cast<const notify_payload*>(op->notify)->reply_id != 0) {
     const uint32_t id = op->id;
+    const uint64_t serial = op->serial;
     const int rank = op->rank;
     op->awaiting_reply.store(true, std::memory_order_release);
     // (pairs with the fence of fail_waiting_ops: a sweep that ran before
     // the store is seen here)
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    end_if_peer_failed(d, id, op, rank, false);
+    end_if_peer_failed(d, id, serial, rank, false);
     return;
   }
   finish(d, op, false);
