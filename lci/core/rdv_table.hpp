@@ -38,22 +38,25 @@ class rdv_table {
     free_.reserve(expected);
   }
   // The op's id; *serial (if given) gets the stamp that take_if_current
-  // wants.
-  uint32_t insert(rdv_op* op, uint64_t* serial = nullptr) {
+  // wants, and *id_field (the op's own id, if given) the id, both written
+  // before another thread can find the op.
+  uint32_t insert(rdv_op* op, uint64_t* serial = nullptr, uint32_t* id_field = nullptr) {
     std::lock_guard<spin_lock> guard(lock_);
     const uint64_t stamp = ++next_serial_;
     if (serial) *serial = stamp;
+    uint32_t id;
     if (!free_.empty()) {
-      const uint32_t id = free_.back();
+      id = free_.back();
       free_.pop_back();
       slots_[id] = op;
       serials_[id] = stamp;
-      return id;
+    } else {
+      id = static_cast<uint32_t>(slots_.size());
+      LCI_ASSERT(id <= max_id, "more than %u rendezvous in flight", max_id);
+      slots_.push_back(op);
+      serials_.push_back(stamp);
     }
-    const auto id = static_cast<uint32_t>(slots_.size());
-    LCI_ASSERT(id <= max_id, "more than %u rendezvous in flight", max_id);
-    slots_.push_back(op);
-    serials_.push_back(stamp);
+    if (id_field) *id_field = id;
     return id;
   }
   // Ids in use (ops and reservations); diagnostics.

@@ -199,11 +199,10 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   // rendezvous and free the op: nothing below the send may read it.
   const int rank = op->rank;
   const LCI_tag_t tag = op->tag;
-  // The id is the op's before it is visible: a failed peer's sweep may
-  // take and finish it as soon as it is published.
-  const uint32_t id = d.rdv.reserve();
-  op->id = id;
-  const uint64_t serial = d.rdv.publish(id, op);
+  // One lock: the op's id and serial are written before another thread
+  // (a failed peer's sweep) can find it.
+  uint64_t serial = 0;
+  const uint32_t id = d.rdv.insert(op, &serial, &op->id);
   *id_out = id;
   *serial_out = serial;
   h.send_id = id;

@@ -97,7 +97,7 @@ post_status start_transfer(endpoint* ep, rdv_role role, const LCI_iovec_t& local
   }
   // putv carries the piggy-back bytes in its notify; getv asks for them.
   build_notify(op, remote, is_iovec, remote_comp, local, role == rdv_role::put);
-  op->id = d.rdv.insert(op, &op->serial);
+  d.rdv.insert(op, &op->serial, &op->id);
   if (role == rdv_role::get && is_iovec) {
     auto* n = reinterpret_cast<notify_payload*>(op->notify);
     n->reply_id = local.piggy_back.length ? op->id + 1u : 0;  // 0 means no reply
