@@ -1,7 +1,8 @@
 // Unit tests of lci::native::ring, the bounded multi-producer, single-consumer
 // ring of the shared-memory transport, on private memory: order and
-// exactly-once delivery, wrap-around of cells and of 64-bit positions, the
-// full ring, and a producer stalled between reserve and publish.
+// exactly-once delivery, wrap-around of cells and of positions, the full
+// ring, a producer stalled between reserve and publish, and the cells of a
+// producer that died between the two, given back by the consumer.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -38,24 +39,23 @@ struct alignas(64) raw_line {
 // as if `first` cells had already gone through it (0: format()).
 class test_ring {
  public:
-  explicit test_ring(uint64_t n, uint64_t first = 0) : lines_(1 + n * k_cell_size / 64) {
+  explicit test_ring(uint64_t n, uint64_t first = 0) : n_(n), lines_(1 + n * k_cell_size / 64) {
     tail_ = new (lines_[0].bytes) std::atomic<uint64_t>(0);
-    char* cells = lines_[1].bytes;
-    for (uint64_t i = 0; i < n; ++i) new (cells + i * k_cell_size) cell_head{};
-    r_ = ring(tail_, cells, k_cell_size, n);
-    r_.format();
-    if (first != 0) {
-      // The state format() leaves, shifted by `first` positions: the cell of
-      // position p is free for p in [first, first + n).
-      for (uint64_t p = first; p != first + n; ++p) r_.at(p)->seq.store(p, std::memory_order_relaxed);
-      tail_->store(first, std::memory_order_release);
-    }
+    cells_ = lines_[1].bytes;
+    for (uint64_t i = 0; i < n; ++i) new (cells_ + i * k_cell_size) cell_head{};
+    r_ = ring(tail_, cells_, k_cell_size, n);
+    r_.format(first);
   }
+  // The anonymous producers' (and the consumer's) view.
   ring& get() { return r_; }
+  // The same ring as producer `id` sees it (each process has its own).
+  ring as(uint32_t id) { return ring(tail_, cells_, k_cell_size, n_, id); }
 
  private:
+  uint64_t n_;
   std::vector<raw_line> lines_;
   std::atomic<uint64_t>* tail_;
+  char* cells_;
   ring r_;
 };
 
@@ -107,9 +107,10 @@ TEST_CASE("ring: empty, one cell, FIFO within a lap") {
 
 TEST_CASE("ring: wrap-around over many laps") {
   for (uint64_t n : {uint64_t{4}, uint64_t{8}}) {
-    // From position 0, from just below 2^32, and from just below 2^64 (the
-    // positions wrap: every comparison is modulo 2^64).
-    for (uint64_t first : {uint64_t{0}, (uint64_t{1} << 32) - 3, ~uint64_t{0} - 2 * n - 1}) {
+    // From position 0, from just below 2^32, 2^38 (where the positions in
+    // the sequence words wrap) and 2^64 (where the counters wrap).
+    for (uint64_t first : {uint64_t{0}, (uint64_t{1} << 32) - 3, (uint64_t{1} << 38) - 2 * n - 1,
+                           ~uint64_t{0} - 2 * n - 1}) {
       CAPTURE(n);
       CAPTURE(first);
       test_ring t(n, first);
@@ -296,4 +297,154 @@ TEST_CASE("ring: many producers, one consumer, exactly once and in order per pro
   for (uint32_t id = 0; id < producers; ++id) CHECK(next[id] == per_producer);
   CHECK_FALSE(take(r, &head, &p));
   CHECK(head == producers * per_producer);
+}
+
+TEST_CASE("ring: a cell claimed by a producer that died is given back") {
+  for (uint64_t first : {uint64_t{0}, (uint64_t{1} << 38) - 2}) {
+    CAPTURE(first);
+    test_ring t(8, first);
+    ring dead = t.as(7), live = t.as(3);
+    ring& r = t.get();
+    // Producer 7 claims the first cell and dies before publishing it;
+    // producer 3 fills the rest of the ring.
+    const ring::slot lost = dead.reserve();
+    REQUIRE(lost.cell != nullptr);
+    CHECK(lost.pos == first);
+    for (uint64_t i = 1; i < 8; ++i) CHECK(post(live, 3, i));
+    CHECK(live.reserve().cell == nullptr);
+    // The consumer sees who holds the cell; the published ones have no holder.
+    uint64_t head = first;
+    payload p;
+    CHECK_FALSE(take(r, &head, &p));
+    CHECK(r.holder(head) == 7);
+    for (uint64_t i = 1; i < 8; ++i) CHECK(r.holder(first + i) == 0);
+    CHECK(r.occupied() == 8);
+    // Given back unread: everything behind it comes out in order, and the
+    // ring takes a whole lap again.
+    r.release(head++);
+    for (uint64_t i = 1; i < 8; ++i) {
+      REQUIRE(take(r, &head, &p));
+      CHECK(p.counter == i);
+    }
+    CHECK(r.occupied() == 0);
+    CHECK(r.holder(head) == 0);
+    for (uint64_t i = 0; i < 8; ++i) CHECK(post(live, 3, 100 + i));
+    CHECK(live.reserve().cell == nullptr);
+    for (uint64_t i = 0; i < 8; ++i) {
+      REQUIRE(take(r, &head, &p));
+      CHECK(p.counter == 100 + i);
+    }
+    // An anonymous producer's claim names nobody.
+    const ring::slot anonymous = r.reserve();
+    REQUIRE(anonymous.cell != nullptr);
+    CHECK(r.holder(anonymous.pos) == 0);
+  }
+}
+
+TEST_CASE("ring: producers racing a dying one, the consumer giving back its cells") {
+  // Three live producers post their counters; a fourth (id 9, two
+  // threads) posts too, then claims a cell on each thread and never
+  // publishes it. The first such cell the consumer meets "kills" id 9:
+  // its threads stop where they are (a process killed in the middle of
+  // its sends) and, once both have stopped, the consumer gives back every
+  // cell id 9 holds. Every live counter arrives exactly once and in order,
+  // id 9's threads' counters are each a prefix of what they posted. (The
+  // consumer may also meet id 9's cell while a post of id 9 is merely under
+  // way, and kill it there, with nothing to give back: the run is repeated
+  // until one gives back a cell.)
+  long total_claims = 0;
+  for (int attempt = 0; attempt < 10 && total_claims == 0; ++attempt) {
+    CAPTURE(attempt);
+    constexpr uint32_t live_producers = 3;
+    constexpr uint64_t per_producer = 50000;
+    test_ring t(32);
+    ring& r = t.get();
+    const auto deadline = steady::now() + std::chrono::seconds(90);
+    std::atomic<bool> start{false}, kill{false}, gone{false};
+    std::atomic<long> timed_out{0}, claims{0};
+    std::atomic<int> dying_threads{2};
+    std::atomic<uint64_t> posted_by_dying[2] = {};
+    std::vector<std::thread> threads;
+    for (uint32_t id = 0; id < live_producers; ++id)
+      threads.emplace_back([&, id] {
+        ring mine = t.as(id + 1);
+        while (!start.load()) std::this_thread::yield();
+        for (uint64_t i = 0; i < per_producer; ++i)
+          while (!post(mine, id, i)) {
+            if (steady::now() > deadline) {
+              timed_out.fetch_add(1);
+              return;
+            }
+            std::this_thread::yield();
+          }
+      });
+    for (int th = 0; th < 2; ++th)
+      threads.emplace_back([&, th] {
+        ring mine = t.as(9);
+        while (!start.load()) std::this_thread::yield();
+        bool stopped = false;
+        for (uint64_t i = 0; i < 1000 + 500 * static_cast<uint64_t>(th) && !stopped; ++i) {
+          while (!post(mine, live_producers + static_cast<uint32_t>(th), i)) {
+            if (kill.load() || steady::now() > deadline) {
+              stopped = true;
+              break;
+            }
+            std::this_thread::yield();
+          }
+          if (!stopped) posted_by_dying[th].store(i + 1);
+        }
+        while (!stopped && !kill.load() && steady::now() < deadline) {
+          if (mine.reserve().cell) {  // claimed, never published
+            claims.fetch_add(1);
+            break;
+          }
+          std::this_thread::yield();
+        }
+        if (dying_threads.fetch_sub(1) == 1) gone.store(true);
+      });
+    start.store(true);
+    uint64_t next[live_producers + 2] = {};
+    long bad = 0, out_of_order = 0, given_back = 0;
+    uint64_t head = 0, live_received = 0;
+    payload p;
+    for (;;) {
+      if (take(r, &head, &p)) {
+        if (p.producer >= live_producers + 2) {
+          ++bad;
+          continue;
+        }
+        live_received += p.producer < live_producers;
+        if (p.counter != next[p.producer]) ++out_of_order;
+        next[p.producer] = p.counter + 1;
+        continue;
+      }
+      if (r.holder(head) == 9) {
+        kill.store(true);
+        if (gone.load()) {
+          r.release(head++);
+          ++given_back;
+          continue;
+        }
+      } else if (live_received == live_producers * per_producer && gone.load() &&
+                 r.peek(head) == nullptr && r.holder(head) == 0) {
+        break;  // everything in
+      }
+      if (steady::now() > deadline) break;
+      std::this_thread::yield();
+    }
+    for (auto& th : threads) th.join();
+    CHECK(timed_out.load() == 0);
+    CHECK(bad == 0);
+    CHECK(out_of_order == 0);
+    CHECK(given_back == claims.load());
+    total_claims += claims.load();
+    CHECK(live_received == live_producers * per_producer);
+    for (uint32_t id = 0; id < live_producers; ++id) CHECK(next[id] == per_producer);
+    for (int th = 0; th < 2; ++th) CHECK(next[live_producers + th] == posted_by_dying[th].load());
+    CHECK_FALSE(take(r, &head, &p));
+    CHECK(r.holder(head) == 0);
+    CHECK(r.occupied() == 0);
+    CHECK(post(r, 0, 0));  // the ring still takes cells
+  }
+  CHECK(total_claims >= 1);
 }

@@ -322,7 +322,10 @@ void native_device::attach(const std::vector<std::string>& addresses,
     p.bytes = bytes;
     p.pid = pid;
     p.probe = probe;
-    p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells);
+    // This process claims cells of the peer's ring as rank + 1, so that the
+    // peer can give back a cell it held if it dies before publishing it.
+    p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells,
+                     producer_id());
     p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
     p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     others.push_back(pid);
@@ -770,10 +773,11 @@ void native_device::describe(const net::describe_fn& out) const {
   snprintf(line, sizeof(line),
            "native: inbound ring %" PRIu64 "/%" PRIu64 " cells in use; %d pipelined "
            "operation(s) in flight; answers waiting for room: %s; %zu completion(s) waiting "
-           "for room",
+           "for room; %" PRIu64 " cell(s) taken back from dead senders",
            own_ring_.occupied(), own_ring_.size(), ops_.in_flight(),
            replies_waiting_.load(std::memory_order_relaxed) ? "yes" : "no",
-           finished_size_.load(std::memory_order_relaxed));
+           finished_size_.load(std::memory_order_relaxed),
+           reclaimed_.load(std::memory_order_relaxed));
   out(line);
   for (size_t r = 0; r < peers_.size(); ++r) {
     const peer& p = peers_[r];
@@ -810,10 +814,21 @@ void native_device::check_peers() {
             r, p.pid, group_index_);
     if (!peers_[r].dead) {
       __atomic_store_n(&peers_[r].dead, true, __ATOMIC_RELAXED);  // checked no more
+      ++dead_peers_;
       fail_ops_to(static_cast<int>(r));
       opt_.peer_failed(static_cast<int>(r), "it exited without closing its device");
     }
   }
+}
+
+bool native_device::reclaim_from_dead(uint64_t head) {
+  // The id is read from shared memory: it must name a local peer that
+  // this process saw exit (a live producer may still be filling the cell).
+  const uint32_t id = own_ring_.holder(head);
+  if (id == 0 || id > peers_.size() || !peers_[id - 1].dead) return false;
+  own_ring_.release(head);
+  reclaimed_.store(reclaimed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return true;
 }
 
 void native_device::fail_ops_to(int rank) {

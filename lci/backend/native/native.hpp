@@ -71,7 +71,10 @@
 // (options::peer_failed, LCI_PEER_FAILURE=continue), is reported there once
 // and checked no more. Then its pipelined operations in flight, and any
 // write or read posted to it later, complete as failed (ESRCH): it answers
-// none, and a full ring of its is drained by nobody.
+// none, and a full ring of its is drained by nobody. A cell of this rank's
+// ring that it had claimed and not yet published (killed in the middle of
+// a send) is given back by poll(): a claim names its producer (ring.hpp),
+// so one dead sender never blocks the ring for the living.
 #pragma once
 
 #include <atomic>
@@ -206,7 +209,7 @@ struct segment_header {
   alignas(64) uint64_t probe;              // read by peers to test cross-memory attach
 };
 inline constexpr uint64_t segment_magic = 0x4c43495f53484d31ull;  // "LCI_SHM1"
-inline constexpr uint32_t segment_version = 3;
+inline constexpr uint32_t segment_version = 4;
 static_assert(sizeof(segment_header) <= 256, "segment header layout");
 
 // The owner's registrations for remote access, published in its segment so
@@ -476,7 +479,15 @@ class native_device final {
     int in_place_taken = 0;
     for (int cells = 0; n < max && cells < max; ++cells) {
       cell* c = static_cast<cell*>(static_cast<void*>(own_ring_.peek(head)));
-      if (!c) break;
+      if (!c) {
+        // A cell claimed by a local peer that died before publishing it
+        // would hold the ring for ever: it is given back, unread.
+        if (__builtin_expect(dead_peers_ != 0, 0) && reclaim_from_dead(head)) {
+          ++head;
+          continue;
+        }
+        break;
+      }
       const cell_fields f = read_fields(c);
       if (__builtin_expect(f.kind == static_cast<uint8_t>(cell_kind::message) && f.flags == 0 &&
                                static_cast<uint32_t>(f.src) < is_local_.size() &&
@@ -648,6 +659,14 @@ class native_device final {
   // remote access with this key.
   bool registered(uint64_t address, uint64_t length, uint64_t key);
   void check_peers();
+  // Frees the cell at `head` of the inbound ring if a peer that exited
+  // claimed it and never published it.
+  bool reclaim_from_dead(uint64_t head);
+  // This process's producer id in its peers' rings (ring.hpp): rank + 1,
+  // or anonymous in a job too large for the ids.
+  uint32_t producer_id() const {
+    return static_cast<uint64_t>(rank_) < ring::max_id ? static_cast<uint32_t>(rank_) + 1 : 0;
+  }
   // The pipelined operations to a dead peer complete as failed.
   void fail_ops_to(int rank);
   void close_descriptor();
@@ -676,6 +695,7 @@ class native_device final {
   in_place_fn in_place_ = nullptr;
   void* in_place_arg_ = nullptr;
   int64_t last_check_ns_ = 0;
+  uint32_t dead_peers_ = 0;  // local peers found exited (check_peers)
   std::deque<pending_reply> replies_;
   std::vector<uint32_t> replies_of_;  // by rank: entries of replies_
 
@@ -687,6 +707,7 @@ class native_device final {
   alignas(64) std::atomic<int> rx_posted_{0};
   alignas(64) std::atomic<uint64_t> received_{0};
   std::atomic<uint64_t> received_in_place_{0};
+  std::atomic<uint64_t> reclaimed_{0};  // cells freed unread: their producer died
   alignas(64) std::atomic<uint32_t> polls_{0};  // written by idle pollers of any thread
   alignas(64) std::atomic<size_t> finished_size_{0};
   spin_lock finished_lock_;
