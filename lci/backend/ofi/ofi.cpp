@@ -2,12 +2,16 @@
 #include "lci/backend/ofi/ofi.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -109,7 +113,8 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   registrations_pin_ = registrations_pin_of(provider_);
   max_inject_ = info_->tx_attr->inject_size;
   group_index_ = group_index;
-  const bool authenticate = authenticates_messages_of(provider_);
+  const bool local_only = !authenticates_messages_of(provider_);
+  const bool authenticate = !local_only;
   if (authenticate) {
     // An injected message is staged with its trailer (inject_sealed).
     max_inject_ = std::min(max_inject_, sealed_inject_limit);
@@ -158,6 +163,11 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     const uint64_t k[2] = {random_bits(), random_bits()};
     boot.put(auth_key, to_hex(k, sizeof(k)));
   }
+  // Peers that die: on a local-only provider every peer is a process of
+  // this host, watched by its pid (check_pids).
+  const std::string pid_key = "ofipid" + std::to_string(group_index);
+  const bool watch_pids = local_only && s.peer_failed != nullptr;
+  if (watch_pids) boot.put(pid_key, std::to_string(getpid()));
   if (plan.job_token && boot.rank() == 0) {
     uint32_t token = 0;
     while (token == 0) token = static_cast<uint32_t>(random_bits());
@@ -182,6 +192,21 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
             static_cast<unsigned long long>(addrs_[static_cast<size_t>(r)]));
   }
   nranks_ = static_cast<fi_addr_t>(boot.size());
+  if (watch_pids) {
+    watch_pids_ = true;
+    pids_.assign(static_cast<size_t>(boot.size()), 0);
+    pidfds_.assign(static_cast<size_t>(boot.size()), -1);
+    for (int r = 0; r < boot.size(); ++r) {
+      if (r == boot.rank()) continue;
+      const std::string v = boot.get(r, pid_key);
+      char* end = nullptr;
+      const long pid = strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || pid <= 1 || pid > INT32_MAX)
+        fatal("libfabric: malformed pid from rank %d", r);
+      pids_[static_cast<size_t>(r)] = static_cast<int>(pid);
+      pidfds_[static_cast<size_t>(r)] = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    }
+  }
   if (authenticate) {
     std::vector<unsigned char> k = from_hex(boot.get(0, auth_key));
     uint64_t words[2];
@@ -230,6 +255,8 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
 }
 
 ofi_device::~ofi_device() {
+  for (int fd : pidfds_)
+    if (fd >= 0) ::close(fd);
   // Reverse order of creation; a failure here is reported and ignored.
   auto close = [](fid* f, const char* what) {
     if (!f) return;
@@ -479,7 +506,30 @@ void ofi_device::send_heartbeats() {
   }
 }
 
+bool ofi_device::pid_exited(int rank) const {
+  const int fd = pidfds_[static_cast<size_t>(rank)];
+  if (fd >= 0) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+  return kill(pids_[static_cast<size_t>(rank)], 0) != 0 && errno == ESRCH;
+}
+
+void ofi_device::check_pids() {
+  // Not once teardown began: a peer that closed its device may exit then.
+  if ((++pid_polls_ & 255) != 0) return;
+  const int64_t now = now_ns();
+  if (now < next_pid_check_ns_ || closing_.load(std::memory_order_relaxed)) return;
+  next_pid_check_ns_ = now + 100000000;
+  for (size_t r = 0; r < pids_.size(); ++r) {
+    if (pids_[r] == 0 || (is_failed_ && is_failed_(static_cast<int>(r)))) continue;
+    if (pid_exited(static_cast<int>(r)))
+      peer_failed_(static_cast<int>(r), "its process exited without closing its device");
+  }
+}
+
 bool ofi_device::peer_gone(int rank) const {
+  if (!pids_.empty()) return pid_exited(rank);
   if (probe_addrs_.empty()) return false;
   const sockaddr_storage& a = probe_addrs_[static_cast<size_t>(rank)];
   const socklen_t len = a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);

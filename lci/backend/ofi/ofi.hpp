@@ -245,6 +245,7 @@ class ofi_device final {
 
   // Inlined into the progress loop: it runs for every (often empty) poll.
   [[gnu::always_inline]] int poll(completion* out, int max) {
+    if (__builtin_expect(watch_pids_, 0)) check_pids();
     constexpr int batch = 16;
     fi_cq_data_entry entries[batch];
     fi_addr_t sources[batch];
@@ -379,6 +380,17 @@ class ofi_device final {
   // once the process is gone (peer_gone). Empty elsewhere.
   std::vector<sockaddr_storage> probe_addrs_;
   bool peer_gone(int rank) const;
+  // On a local-only provider (shm) with LCI_PEER_FAILURE=continue: each
+  // rank's pid and pidfd (0 and -1 for this rank; -1 where pidfd_open is
+  // refused: kill(pid, 0) instead), checked every 100 ms of polling
+  // (check_pids, from poll). Empty elsewhere.
+  bool watch_pids_ = false;
+  std::vector<int> pids_;
+  std::vector<int> pidfds_;
+  uint32_t pid_polls_ = 0;  // the poller's (under the progress lock)
+  int64_t next_pid_check_ns_ = 0;
+  bool pid_exited(int rank) const;
+  void check_pids();
   std::mutex watch_lock_;
   std::vector<watch> watch_;
   // On the shm provider: the region's /dev/shm file, named by this device
