@@ -585,10 +585,12 @@ void ofi_device::on_heartbeat(int src, const void* payload) {
 void ofi_device::check_delivery(bootstrap::bootstrap& boot,
                                 const std::function<void()>& progress,
                                 const std::function<bool(int)>& failed) {
-  if (!auth_) return;
   // No more heartbeats: the counts published below are final (one racing
-  // heartbeat only makes a peer receive more than it expects).
+  // heartbeat only makes a peer receive more than it expects). No more
+  // checks of the peers' pids either: after the barrier before this call a
+  // peer may close its device and exit.
   closing_.store(true, std::memory_order_relaxed);
+  if (!auth_) return;
   const int n = boot.size(), self = boot.rank();
   const std::string key =
       "ofisent" + std::to_string(group_index_) + "." + std::to_string(check_rounds_++);

@@ -369,7 +369,7 @@ class ofi_device final {
   int64_t next_heartbeat_ns_ = 0;
   std::atomic<int> rx_posted_{0};  // receive buffers posted and not completed
   std::atomic<uint64_t> received_{0};  // see received()
-  std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats
+  std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats or pid checks
   bool (*is_failed_)(int rank) = nullptr;  // a dead peer gets no heartbeat (settings::is_failed)
   // LCI_PEER_FAILURE=continue (settings::peer_failed): a peer found dead is
   // reported there; nullptr: its loss is fatal.
