@@ -255,7 +255,8 @@ void reg_cache::reserve_locked(std::unique_lock<std::mutex>& lk) {
     const bool need_scratch = scratch_.capacity() < want;
     const bool need_region = free_ == nullptr;
     lk.unlock();
-    std::vector<reg_region*> spare, spare_scratch;
+    std::vector<reg_region*> spare;
+    std::vector<candidate> spare_scratch;
     if (need_index) spare.reserve(want);
     if (need_scratch) spare_scratch.reserve(want);
     reg_region* fresh = need_region ? new reg_region : nullptr;
@@ -274,7 +275,7 @@ void reg_cache::reserve_locked(std::unique_lock<std::mutex>& lk) {
     if (spare.capacity() != 0 || spare_scratch.capacity() != 0) {
       lk.unlock();
       std::vector<reg_region*>().swap(spare);  // free outside the lock
-      std::vector<reg_region*>().swap(spare_scratch);
+      std::vector<candidate>().swap(spare_scratch);
       lk.lock();
     }
   }
@@ -426,14 +427,15 @@ size_t reg_cache::evict_locked(const reg_region* keep, reg_region** retire) noex
   // Least recently used unused regions first; scratch_ has room for all.
   scratch_.clear();
   for (reg_region* r : index_)
-    if (r != keep && count_of(r->state.load(std::memory_order_relaxed)) == 0) scratch_.push_back(r);
-  std::sort(scratch_.begin(), scratch_.end(), [](const reg_region* x, const reg_region* y) {
-    return x->last_use.load(std::memory_order_relaxed) < y->last_use.load(std::memory_order_relaxed);
-  });
+    if (r != keep && count_of(r->state.load(std::memory_order_relaxed)) == 0)
+      scratch_.push_back({r->last_use.load(std::memory_order_relaxed), r});
+  std::sort(scratch_.begin(), scratch_.end(),
+            [](const candidate& x, const candidate& y) { return x.last_use < y.last_use; });
   const size_t entries_goal = max_entries_ - max_entries_ / 8;
   size_t entries = index_.size();
   size_t n = 0;
-  for (reg_region* r : scratch_) {
+  for (const candidate& c : scratch_) {
+    reg_region* r = c.region;
     if (entries <= entries_goal && cached_bytes_ <= max_bytes_) break;
     uint64_t s = r->state.load(std::memory_order_relaxed);
     // Only if still unused, atomically against a concurrent hit.

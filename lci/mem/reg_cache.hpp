@@ -265,7 +265,15 @@ class LCI_INTERNAL_EXPORT reg_cache {
   std::atomic<uint64_t> registered_bytes_{0};  // also updated without the lock
   size_t cached_bytes_ = 0;                    // sum of index_ lengths
   uint64_t misses_ = 0, invalidations_ = 0, evictions_ = 0;
-  std::vector<reg_region*> scratch_;  // eviction candidates; capacity >= index_'s
+  // Eviction candidates with their last use as it was read once: hits
+  // update last_use without the lock, so sorting on the live value would
+  // give std::sort an inconsistent order (undefined behaviour: it can run
+  // off the end of the range). Capacity >= index_'s.
+  struct candidate {
+    uint64_t last_use;
+    reg_region* region;
+  };
+  std::vector<candidate> scratch_;
   uint64_t defer_head_ = 0;           // next defer_ slot to apply
   uint64_t overflows_applied_ = 0;
   size_t filter_dropped_ = 0;  // regions that left since filter_ was last rebuilt
