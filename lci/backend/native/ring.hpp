@@ -22,8 +22,9 @@
 // Because the claim names its producer, a cell held by a producer that
 // died before publishing it (a process killed between the two) is not
 // lost: the consumer, once it knows that process is gone, frees it
-// (holder(), release()) and goes on. Nothing else could: in a ring whose
-// reservation is anonymous such a cell blocks every producer for ever.
+// (holder(), release()) and goes on. (Were the reservation anonymous,
+// such a cell would block every producer for ever: nobody could tell a
+// dead producer's cell from a slow one's.)
 //
 // The claimed positions always form a prefix (a producer claims p only
 // after seeing every position before it taken), so the consumer meets
