@@ -341,9 +341,19 @@ void dispatch_arrival(const LCI_request_t& req) {
   if (req.tag == tag_spawn && length >= sizeof(spawn_header)) {
     spawn_header h;
     std::memcpy(&h, data, sizeof h);
+    // The header is another process's bytes: its word count must match the
+    // message before anything is sized by it.
+    if (h.words > (length - sizeof h) / sizeof(uint64_t) ||
+        sizeof h + h.words * sizeof(uint64_t) != length) {
+      std::fprintf(stderr,
+                   "amt_tree: rank %d: dropped a malformed spawn from rank %d (%" PRIu64
+                   " words in %zu bytes)\n",
+                   LCI_RANK, req.rank, h.words, length);
+      free_arrival(req);
+      return;
+    }
     std::vector<uint64_t> payload(h.words);
-    if (sizeof h + h.words * sizeof(uint64_t) == length && h.words > 0)
-      std::memcpy(payload.data(), data + sizeof h, h.words * sizeof(uint64_t));
+    if (h.words > 0) std::memcpy(payload.data(), data + sizeof h, h.words * sizeof(uint64_t));
     parent_ref parent{h.parent_rank, h.parent_child, h.parent_join};
     rt.group->run([id = h.id, depth = static_cast<int>(h.depth), payload = std::move(payload),
                    parent] { run_node(id, depth, payload, parent); });
