@@ -1,5 +1,6 @@
 // The native intra-node transport (see native.hpp).
 #include "lci/backend/native/native.hpp"
+#include "lci/util/process_exited.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -801,13 +802,7 @@ void native_device::check_peers() {
     if (p.dead) fail_ops_to(static_cast<int>(r));
     if (!p.head || p.pid == 0 || p.dead || p.head->closed.load(std::memory_order_acquire))
       continue;
-    bool exited;
-    if (p.pidfd >= 0) {
-      pollfd pf{p.pidfd, POLLIN, 0};
-      exited = ::poll(&pf, 1, 0) > 0;
-    } else {
-      exited = kill(p.pid, 0) != 0 && errno == ESRCH;
-    }
+    const bool exited = process_exited(p.pid, p.pidfd);
     if (!exited || p.head->closed.load(std::memory_order_acquire)) continue;
     if (opt_.peer_failed == nullptr)
       fatal("rank %zu (pid %d) on this host exited while device %d was in use; ending the job",

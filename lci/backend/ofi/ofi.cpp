@@ -20,6 +20,7 @@
 #include "lci/util/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
 #include "lci/util/log.hpp"
+#include "lci/util/process_exited.hpp"
 
 namespace lci::ofi {
 namespace {
@@ -507,12 +508,7 @@ void ofi_device::send_heartbeats() {
 }
 
 bool ofi_device::pid_exited(int rank) const {
-  const int fd = pidfds_[static_cast<size_t>(rank)];
-  if (fd >= 0) {
-    pollfd p{fd, POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
-  }
-  return kill(pids_[static_cast<size_t>(rank)], 0) != 0 && errno == ESRCH;
+  return process_exited(pids_[static_cast<size_t>(rank)], pidfds_[static_cast<size_t>(rank)]);
 }
 
 void ofi_device::check_pids() {
