@@ -3,7 +3,8 @@
 // that waits for a copy in progress; operation ids that name one operation
 // of one peer and kind, byte counting that finishes it once, and refusals
 // of messages that fit no operation (wrong rank, kind, generation, range,
-// more bytes than asked for); concurrent counting.
+// more bytes than asked for); concurrent counting; the marks by which
+// poll() finds peers with work left, under racing markers and pollers.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "lci/backend/ofi/soft_rma.hpp"
 
 using lci::ofi::reg_table;
+using lci::ofi::resume_marks;
 using lci::ofi::rma_ops;
 using lci::ofi::rma_work;
 using lci::ofi::work_ring;
@@ -175,4 +177,50 @@ TEST_CASE("soft rma: the work ring keeps order across growth and wrap-around") {
     q.pop_front();
   }
   CHECK(next_in == next_out);
+}
+
+TEST_CASE("soft rma: work left for a peer is always found, whatever threads mark and claim") {
+  // Markers queue work for a peer (a count here) and mark it, as soft_pump
+  // does when it leaves work; pollers claim marks and take the peer's work,
+  // as soft_resume does. A mark taken twice, or lost, shows as a count
+  // below zero or as work no poll finds.
+  constexpr int peers = 3, markers = 2, pollers = 2, rounds = 100000;
+  resume_marks marks;
+  std::atomic<bool> flag[peers] = {};
+  std::atomic<uint64_t> queued[peers] = {};
+  std::atomic<uint64_t> taken{0};
+  std::atomic<int> lowest{0};
+  std::atomic<int> markers_left{markers};
+  auto poll_once = [&] {
+    if (!marks.any()) return;
+    for (int p = 0; p < peers; ++p) {
+      if (!marks.claim(flag[p])) continue;
+      const int c = marks.count();
+      int low = lowest.load();
+      while (c < low && !lowest.compare_exchange_weak(low, c)) {
+      }
+      taken += queued[p].exchange(0);
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 0; t < markers; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < rounds; ++i) {
+        const int p = (i + t) % peers;
+        queued[p]++;
+        marks.mark(flag[p]);
+      }
+      markers_left--;
+    });
+  for (int t = 0; t < pollers; ++t)
+    ts.emplace_back([&] {
+      while (markers_left.load() > 0) poll_once();
+    });
+  for (auto& t : ts) t.join();
+  // What is left is found by polls alone, as on an otherwise idle device.
+  for (int i = 0; i < 4 && marks.any(); ++i) poll_once();
+  CHECK(lowest.load() >= 0);
+  CHECK(marks.count() == 0);
+  CHECK(taken.load() == uint64_t{markers} * rounds);
+  for (int p = 0; p < peers; ++p) CHECK_FALSE(flag[p].load());
 }

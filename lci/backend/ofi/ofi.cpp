@@ -454,7 +454,7 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
   }
   count_received(received);
   if (!soft_) return j;
-  if (soft_pending_.load(std::memory_order_acquire)) soft_resume();
+  if (soft_pending_.any()) soft_resume();
   if (j < max && (ops_->any_finished() || refused_.load(std::memory_order_relaxed) != refused_told_))
     j += soft_completions(out + j, max - j);
   return j;

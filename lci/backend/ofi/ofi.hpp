@@ -240,7 +240,7 @@ class ofi_device final {
   // After the core has handled a batch of completions of poll(): sends
   // what handling them queued (answers to RDMA pieces, merged).
   void end_of_batch() {
-    if (soft_ && soft_pending_.load(std::memory_order_acquire)) soft_resume();
+    if (soft_ && soft_pending_.any()) soft_resume();
   }
 
   // Inlined into the progress loop: it runs for every (often empty) poll.
@@ -428,7 +428,7 @@ class ofi_device final {
   std::unique_ptr<rma_ops> ops_;
   std::unique_ptr<reg_table> regs_;
   std::unique_ptr<rma_peer[]> peers_;
-  std::atomic<int> soft_pending_{0};     // peers with pending set
+  resume_marks soft_pending_;            // peers with pending set
   std::atomic<uint64_t> refused_{0};     // refused RDMA messages
   uint64_t refused_told_ = 0;            // of those, reported as dropped (poller's)
   std::atomic<int> refused_rank_{-1};    // the sender of the latest

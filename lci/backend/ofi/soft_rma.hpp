@@ -199,10 +199,39 @@ class work_ring {
   size_t head_ = 0, count_ = 0;
 };
 
+// Peers whose queue poll() must resume: a flag per peer and a count of the
+// set ones, so that an empty poll reads one word. Any number of threads mark
+// and claim at once. Each set flag is cleared by exactly one claim (an
+// exchange: two pollers that both read a flag set and cleared it would take
+// one mark twice, and the count, one short for good, would hide the next
+// peer marked). A mark counts before it sets and a claim clears before it
+// uncounts, so the count is never below the number of flags set: a poll
+// may look once for nothing, never miss a peer.
+class resume_marks {
+ public:
+  void mark(std::atomic<bool>& flag) {
+    count_.fetch_add(1, std::memory_order_acq_rel);
+    if (flag.exchange(true, std::memory_order_acq_rel))
+      count_.fetch_sub(1, std::memory_order_relaxed);  // set already: counted once
+  }
+  // True for the one caller that clears a set flag; it then resumes the peer.
+  bool claim(std::atomic<bool>& flag) {
+    if (!flag.load(std::memory_order_relaxed) || !flag.exchange(false, std::memory_order_acq_rel))
+      return false;
+    count_.fetch_sub(1, std::memory_order_acq_rel);
+    return true;
+  }
+  bool any() const { return count_.load(std::memory_order_acquire) > 0; }
+  int count() const { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int> count_{0};
+};
+
 struct alignas(64) rma_peer {
   spin_lock lock;
   work_ring work;                    // under lock
-  std::atomic<bool> pending{false};  // work was left for poll() to resume
+  std::atomic<bool> pending{false};  // work was left for poll() to resume (resume_marks)
 };
 
 }  // namespace lci::ofi

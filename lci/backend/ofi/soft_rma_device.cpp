@@ -152,19 +152,12 @@ void ofi_device::soft_pump(int rank) {
 }
 
 void ofi_device::mark_pending(int rank) {
-  rma_peer& p = peers_[static_cast<size_t>(rank)];
-  if (!p.pending.exchange(true, std::memory_order_relaxed))
-    soft_pending_.fetch_add(1, std::memory_order_release);
+  soft_pending_.mark(peers_[static_cast<size_t>(rank)].pending);
 }
 
 void ofi_device::soft_resume() {
-  for (int r = 0; r < static_cast<int>(nranks_); ++r) {
-    rma_peer& p = peers_[static_cast<size_t>(r)];
-    if (!p.pending.load(std::memory_order_relaxed)) continue;
-    p.pending.store(false, std::memory_order_relaxed);
-    soft_pending_.fetch_sub(1, std::memory_order_acq_rel);
-    soft_pump(r);
-  }
+  for (int r = 0; r < static_cast<int>(nranks_); ++r)
+    if (soft_pending_.claim(peers_[static_cast<size_t>(r)].pending)) soft_pump(r);
 }
 
 void ofi_device::note_refused(int rank) {
@@ -309,7 +302,7 @@ void ofi_device::describe(const net::describe_fn& out) const {
            "in use, %llu refused, %d peer(s) with work left for progress",
            ops_->in_flight(), staging_count - __builtin_popcountll(free_bits), staging_count,
            static_cast<unsigned long long>(refused_.load(std::memory_order_relaxed)),
-           soft_pending_.load(std::memory_order_relaxed));
+           soft_pending_.count());
   out(line);
   for (size_t r = 0; r < static_cast<size_t>(nranks_); ++r) {
     rma_peer& p = peers_[r];
