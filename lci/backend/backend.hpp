@@ -144,6 +144,9 @@ class network_device final {
   // pair, connected out of band through the bootstrap.
   size_t message_overhead() const { return is_ofi() ? ofi_->message_overhead() : 0; }
   bool authenticates_messages() const { return is_ofi() && ofi_->authenticates_messages(); }
+  // Whether a remote_write completion names its writer (libfabric with
+  // FI_SOURCE says only net::any_member; verbs knows the queue pair).
+  bool names_rdma_writer() const { return !is_ofi() || !ofi_->source_from_provider(); }
   uint64_t seal_key(int peer, uint64_t key, uint64_t a, uint64_t b, uint64_t c) const {
     return is_ofi() ? ofi_->seal_key(peer, key, a, b, c) : key;
   }
@@ -297,6 +300,12 @@ class backend_device final {
     return !net_ || is_native(rank) || net_->uses_virtual_addresses();
   }
   bool registrations_pin() const { return net_ ? net_->registrations_pin() : false; }
+
+  // Whether an RDMA write with immediate data from `rank` arrives with its
+  // writer named (the native transport always names it).
+  bool names_rdma_writer(int rank) const {
+    return !net_ || is_native(rank) || net_->names_rdma_writer();
+  }
 
   // Bytes the network backend appends to a message (authentication): every
   // buffer given to post_send and post_recv has this much room past `len`.

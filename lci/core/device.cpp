@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "lci/core/config.hpp"
+#include "lci/core/peer_failure.hpp"
 #include "lci/core/rdv_op.hpp"
 #include "lci/core/test_flags.hpp"
 #include "lci/util/log.hpp"
@@ -129,6 +130,7 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
         net::rdma_piece_size(cfg.max_single_message_size, route_max);
   }
   rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
+  write_imm_unnamed = !peer_failure_continues();
   LCI_LOG(info,
           "device %d: RDMA pieces of at most %zu bytes (LCI_MAX_SINGLE_MESSAGE_SIZE %zu, "
           "backend maximum %zu)",

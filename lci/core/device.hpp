@@ -117,6 +117,9 @@ struct device {
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
   std::vector<size_t> rdma_piece_of;  // ... per rank: that of its route
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
+  // ... also to a target that cannot tell the writer (not with
+  // LCI_PEER_FAILURE=continue; see on_rtr).
+  bool write_imm_unnamed = true;
   size_t recv_size = 0;              // bytes of each posted receive
   // Rendezvous operations: a pool (heap overflow when it is empty) and
   // the table that finds them by id.

@@ -454,8 +454,13 @@ arrival on_rtr(device& d, packet* p) {
   // 0 bytes gets no write at all, so it is finished with a FIN message.
   // A write with immediate data carries no authentication trailer: where
   // the network authenticates messages, its target learns of it from a FIN.
+  // With LCI_PEER_FAILURE=continue, also only where the target learns who
+  // wrote: a failed rank's ops at the target end unwritten and their ids
+  // are reused, and a late write naming only the id would complete another
+  // rank's op, before its data (a FIN names its sender).
   op->write_imm = op->type == LCI_LONG && d.rdv_write_imm &&
                   !d.net->authenticates_messages(rank) &&
+                  (d.write_imm_unnamed || d.net->names_rdma_writer(rank)) &&
                   op->bufs[0].length > 0 && op->bufs[0].length <= d.piece_for(rank);
   start_rdma(d, op);
   return arrival::repost;

@@ -1,0 +1,204 @@
+// Survivors continue: a rank marked failed while it still had a long
+// message under way cannot complete another rank's receive.
+//
+// Three ranks, LCI_PEER_FAILURE=continue, LCI_TEST_HOOKS=1: rank 0 (the
+// target) receives a long message from rank 1 (the failed one) and then
+// one from rank 2 (the living one). Rank 0 sends its RTR to rank 1, marks
+// rank 1 failed (LCIT_fail_peer: its receive completes with LCI_ERR_FATAL
+// and its rendezvous id is free again), and posts the receive from rank 2,
+// whose RTS takes that id. Only then does rank 1 act on its RTR: its write
+// and the notice of its end reach rank 0 naming the old id. Rank 2 writes
+// only after that. The receive from rank 2 must still be waiting when rank
+// 1's late write has been dealt with, and then complete with rank 2's
+// bytes. (Where a write with immediate data does not name its writer,
+// libfabric shm, such a late write used to complete whatever op had the
+// id; with LCI_PEER_FAILURE=continue the end of a write is then a FIN,
+// which names its sender. This order does not make the shm provider
+// deliver the late write, so on shm the test shows only that nothing
+// completes early; the AMT example over shm, survive.shm, hit the case.)
+//
+// The steps are ordered through marker files in a directory of the job's
+// own (rank 1 and rank 2 must not make progress at chosen moments, so an
+// LCI message cannot tell them when to go on). In the end rank 1 kills
+// itself, as a failed rank would be; lcrun --keep-going reports it.
+//
+// usage: late_write (3 ranks under lcrun --keep-going)
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lci.h"
+
+#include "harness.hpp"
+
+using namespace lci_test;
+#include "test_hooks.h"
+
+namespace {
+
+constexpr int k_target = 0, k_failed = 1, k_living = 2;
+constexpr LCI_tag_t k_tag_failed = 1, k_tag_living = 2;
+constexpr size_t k_len = 16 << 10;
+
+std::string g_dir;
+
+std::string marker(const char* name) { return g_dir + "/" + name; }
+
+void touch(const char* name) {
+  FILE* f = std::fopen(marker(name).c_str(), "w");
+  if (!f) die("cannot create %s", marker(name).c_str());
+  std::fclose(f);
+}
+
+bool exists(const char* name) {
+  struct stat st;
+  return stat(marker(name).c_str(), &st) == 0;
+}
+
+// Waits for another rank's marker without driving LCI.
+void wait_marker(const char* name) {
+  deadline d(60);
+  while (!exists(name)) {
+    d.check(name);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+size_t matching_entries() {
+  LCIT_resources_t r;
+  OK(LCIT_resources(LCI_UR_DEVICE, &r));
+  return r.matching;
+}
+
+// Rank 0: drives progress until the posted receive was matched (its RTR is out).
+void progress_until_matched(const char* what) {
+  deadline d(30);
+  while (matching_entries() != 0) progress(d, what);
+}
+
+void target() {
+  comp q(LCI_COMPLETION_QUEUE);
+  std::vector<char> from_failed(k_len, 0), from_living(k_len, static_cast<char>(k_sentinel));
+  phase("the receive from the rank to fail");
+  OK(LCI_recvl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, from_failed.data(), k_len},
+               k_failed, k_tag_failed, q.handle(), nullptr));
+  wait_marker("rts");
+  progress_until_matched("rank 1's RTS");
+  phase("rank 1 marked failed");
+  OK(LCIT_fail_peer(k_failed));
+  const LCI_request_t f = q.take1("the receive from the failed rank");
+  EXPECT(f.flag == LCI_ERR_FATAL && f.rank == k_failed && f.tag == k_tag_failed,
+         "the receive from the failed rank: {flag %d, rank %d, tag %u}", f.flag, f.rank, f.tag);
+
+  phase("the receive from the living rank");
+  OK(LCI_recvl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, from_living.data(), k_len},
+               k_living, k_tag_living, q.handle(), nullptr));
+  touch("swept");
+  progress_until_matched("rank 2's RTS");
+  touch("rtr_to_living");
+  phase("rank 1's late write");
+  {
+    deadline d(60);
+    while (!exists("late_done")) progress(d, "rank 1's late write");
+  }
+  // Its notice was sent before rank 1 said so; a moment of progress takes it in.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (std::chrono::steady_clock::now() < until) LCI_progress(LCI_UR_DEVICE);
+  LCI_request_t early;
+  const bool done_early = LCI_queue_pop(q.handle(), &early) == LCI_OK;
+  EXPECT(!done_early,
+         "the receive from rank 2 completed (flag %d, rank %d) before rank 2 wrote: rank 1's "
+         "late write completed it",
+         done_early ? early.flag : 0, done_early ? early.rank : -1);
+
+  phase("rank 2's write");
+  touch("go_living");
+  if (!done_early) {
+    const LCI_request_t l = q.take1("the receive from the living rank");
+    EXPECT(l.flag == LCI_OK && l.rank == k_living && l.tag == k_tag_living &&
+               l.data.lbuffer.length == k_len,
+           "the receive from the living rank: {flag %d, rank %d, tag %u, %zu bytes}", l.flag,
+           l.rank, l.tag, l.data.lbuffer.length);
+  }
+  const size_t bad = mismatch(from_living.data(), k_len, seed_of(k_living, 2));
+  EXPECT(bad == SIZE_MAX, "the living rank's bytes differ at offset %zu", bad);
+  touch("end");
+}
+
+void failed() {
+  comp q(LCI_COMPLETION_QUEUE);
+  std::vector<char> data(k_len);
+  fill(data.data(), k_len, seed_of(k_failed, 1));
+  phase("the send to rank 0");
+  RETRY(LCI_sendl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, data.data(), k_len}, k_target,
+                  k_tag_failed, q.handle(), nullptr));
+  touch("rts");
+  wait_marker("rtr_to_living");
+  // Rank 0 has failed this rank and given its receive's id to rank 2; the
+  // RTR it sent before is handled now. The send need not complete: rank 0
+  // refuses this rank's write (the native transport, tcp) or the provider
+  // keeps it in flight (libfabric shm), so a second of progress, or its
+  // completion.
+  phase("the late write");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  LCI_request_t r;
+  while (std::chrono::steady_clock::now() < until && LCI_queue_pop(q.handle(), &r) != LCI_OK)
+    LCI_progress(LCI_UR_DEVICE);
+  touch("late_done");
+  wait_marker("end");
+  touch("failed_left");
+  std::fflush(stdout);
+  raise(SIGKILL);
+}
+
+void living() {
+  comp q(LCI_COMPLETION_QUEUE);
+  std::vector<char> data(k_len);
+  fill(data.data(), k_len, seed_of(k_living, 2));
+  wait_marker("swept");
+  phase("the send to rank 0");
+  RETRY(LCI_sendl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, data.data(), k_len}, k_target,
+                  k_tag_living, q.handle(), nullptr));
+  wait_marker("go_living");
+  const LCI_request_t s = q.take1("the send to rank 0");
+  EXPECT(s.flag == LCI_OK, "the send to rank 0 ended with flag %d", s.flag);
+  wait_marker("end");
+  touch("living_left");
+  // Rank 1 dies now; this rank need not wait to detect it.
+  OK(LCIT_fail_peer(k_failed));
+}
+
+}  // namespace
+
+int main() {
+  harness_init(120);
+  if (LCI_NUM_PROCESSES != 3) die("needs 3 ranks");
+  // A directory of this job's own: lcrun's pid names it.
+  g_dir = "late_write." + std::to_string(getppid());
+  if (mkdir(g_dir.c_str(), 0700) != 0 && errno != EEXIST) die("cannot create %s", g_dir.c_str());
+  if (LCI_RANK == k_target)
+    target();
+  else if (LCI_RANK == k_failed)
+    failed();
+  else
+    living();
+  if (LCI_RANK == k_target) {
+    wait_marker("failed_left");
+    wait_marker("living_left");
+    for (const char* m : {"rts", "swept", "rtr_to_living", "late_done", "go_living", "end",
+                          "failed_left", "living_left"})
+      unlink(marker(m).c_str());
+    rmdir(g_dir.c_str());
+  }
+  phase("LCI_finalize among the survivors");
+  OK(LCI_finalize());
+  return report("late_write");
+}
