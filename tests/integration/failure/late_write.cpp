@@ -10,12 +10,13 @@
 // and the notice of its end reach rank 0 naming the old id. Rank 2 writes
 // only after that. The receive from rank 2 must still be waiting when rank
 // 1's late write has been dealt with, and then complete with rank 2's
-// bytes. (Where a write with immediate data does not name its writer,
-// libfabric shm, such a late write used to complete whatever op had the
-// id; with LCI_PEER_FAILURE=continue the end of a write is then a FIN,
-// which names its sender. This order does not make the shm provider
-// deliver the late write, so on shm the test shows only that nothing
-// completes early; the AMT example over shm, survive.shm, hit the case.)
+// bytes. Rank 0's buffer for rank 1 is one it registered itself, so it
+// stays registered and the late write is accepted where it lands. (Where a
+// write with immediate data does not name its writer, libfabric shm, such
+// a late write used to complete whatever op had the id: this test failed
+// there. With LCI_PEER_FAILURE=continue the end of a write is a FIN there,
+// which names its sender. The native transport and tcp refuse the late
+// write.)
 //
 // The steps are ordered through marker files in a directory of the job's
 // own (rank 1 and rank 2 must not make progress at chosen moments, so an
@@ -87,8 +88,12 @@ void progress_until_matched(const char* what) {
 void target() {
   comp q(LCI_COMPLETION_QUEUE);
   std::vector<char> from_failed(k_len, 0), from_living(k_len, static_cast<char>(k_sentinel));
+  // Registered by the program, so it stays registered after the receive
+  // ends (as an LCI-allocated buffer does until the program frees it): the
+  // late write is accepted by the provider and lands there.
+  registration failed_reg(from_failed.data(), k_len);
   phase("the receive from the rank to fail");
-  OK(LCI_recvl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, from_failed.data(), k_len},
+  OK(LCI_recvl(LCI_UR_ENDPOINT, LCI_lbuffer_t{failed_reg.segment(), from_failed.data(), k_len},
                k_failed, k_tag_failed, q.handle(), nullptr));
   wait_marker("rts");
   progress_until_matched("rank 1's RTS");
