@@ -1,6 +1,5 @@
 // The native intra-node transport (see native.hpp).
 #include "lci/backend/native/native.hpp"
-#include "lci/util/process_exited.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,6 +20,7 @@
 #include <mutex>
 
 #include "lci/util/log.hpp"
+#include "lci/util/process_exited.hpp"
 #include "lci/util/random.hpp"
 
 namespace lci::native {

@@ -24,6 +24,7 @@
 // itself, as a failed rank would be; lcrun --keep-going reports it.
 //
 // usage: late_write (3 ranks under lcrun --keep-going)
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,13 +65,29 @@ bool exists(const char* name) {
   return stat(marker(name).c_str(), &st) == 0;
 }
 
-// Waits for another rank's marker without driving LCI.
-void wait_marker(const char* name) {
+// Waits for another rank's marker, driving LCI meanwhile only if `drive`
+// (ranks 1 and 2 must not act on what arrived until they are told).
+void wait_marker(const char* name, bool drive = false) {
   deadline d(60);
   while (!exists(name)) {
+    if (drive) {
+      progress(d, name);
+      continue;
+    }
     d.check(name);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+// Drives LCI for `ms` milliseconds, or until `q` holds a completion (then
+// *out gets it and the result is true).
+bool progress_for(int ms, LCI_comp_t q, LCI_request_t* out) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < until) {
+    if (LCI_queue_pop(q, out) == LCI_OK) return true;
+    LCI_progress(LCI_UR_DEVICE);
+  }
+  return LCI_queue_pop(q, out) == LCI_OK;
 }
 
 size_t matching_entries() {
@@ -110,15 +127,10 @@ void target() {
   progress_until_matched("rank 2's RTS");
   touch("rtr_to_living");
   phase("rank 1's late write");
-  {
-    deadline d(60);
-    while (!exists("late_done")) progress(d, "rank 1's late write");
-  }
+  wait_marker("late_done", true);
   // Its notice was sent before rank 1 said so; a moment of progress takes it in.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  while (std::chrono::steady_clock::now() < until) LCI_progress(LCI_UR_DEVICE);
   LCI_request_t early;
-  const bool done_early = LCI_queue_pop(q.handle(), &early) == LCI_OK;
+  const bool done_early = progress_for(500, q.handle(), &early);
   EXPECT(!done_early,
          "the receive from rank 2 completed (flag %d, rank %d) before rank 2 wrote: rank 1's "
          "late write completed it",
@@ -153,10 +165,8 @@ void failed() {
   // keeps it in flight (libfabric shm), so a second of progress, or its
   // completion.
   phase("the late write");
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   LCI_request_t r;
-  while (std::chrono::steady_clock::now() < until && LCI_queue_pop(q.handle(), &r) != LCI_OK)
-    LCI_progress(LCI_UR_DEVICE);
+  progress_for(1000, q.handle(), &r);
   touch("late_done");
   wait_marker("end");
   touch("failed_left");
@@ -198,9 +208,11 @@ int main() {
   if (LCI_RANK == k_target) {
     wait_marker("failed_left");
     wait_marker("living_left");
-    for (const char* m : {"rts", "swept", "rtr_to_living", "late_done", "go_living", "end",
-                          "failed_left", "living_left"})
-      unlink(marker(m).c_str());
+    if (DIR* dir = opendir(g_dir.c_str())) {
+      while (const dirent* e = readdir(dir))
+        if (e->d_name[0] != '.') unlink(marker(e->d_name).c_str());
+      closedir(dir);
+    }
     rmdir(g_dir.c_str());
   }
   phase("LCI_finalize among the survivors");
