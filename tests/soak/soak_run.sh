@@ -70,7 +70,7 @@ if [ -z "$why" ]; then
 fi
 tail -n 60 "$out"
 # The first line that says why: a check, a fatal message, the library's error.
-cause=$(grep -m1 -E "check failed|FATAL|FALSE FAILURE|fatal|error|failed authentication|watchdog|timeout|killed by signal|exited with status" "$out" |
-  grep -v "raising SIGKILL" | head -1)
+cause=$(grep -E "check failed|FATAL|FALSE FAILURE|fatal|error|failed authentication|watchdog|timeout|killed by signal|exited with status" "$out" |
+  grep -vE "raising SIGKILL|warn: rank 1 failed|rank 1 \(pid [0-9]+\) was killed by signal 9" | head -1)
 echo "soak: FAIL $combo $secs s: $why${cause:+; first cause: $cause}"
 exit 1
