@@ -203,8 +203,11 @@ struct token {
   int sub;
   std::atomic<bool> done{false};
 };
-std::mutex g_tokens_m;
-std::deque<token> g_tokens;
+// The state the progress threads and handlers reach is never destroyed: a
+// library error that ends the process (exit) from one thread must not
+// destroy it under the others.
+std::mutex& g_tokens_m = *new std::mutex;
+std::deque<token>& g_tokens = *new std::deque<token>;
 // `sub`: the sub-operation of a send (0 or more), -1 for a posted receive.
 token* new_token(int peer, int k, int slot, uint32_t seq, int sub) {
   std::lock_guard<std::mutex> l(g_tokens_m);
@@ -252,8 +255,10 @@ struct recv_state {
   slot_bufs slots[k_recv_window];
   explicit recv_state(size_t m) : seen(m) {}
 };
-std::vector<std::vector<std::unique_ptr<send_state>>> g_send;  // [peer][kind]
-std::vector<std::vector<std::unique_ptr<recv_state>>> g_recv;  // [source][kind]
+std::vector<std::vector<std::unique_ptr<send_state>>>& g_send =
+    *new std::vector<std::vector<std::unique_ptr<send_state>>>;  // [peer][kind]
+std::vector<std::vector<std::unique_ptr<recv_state>>>& g_recv =
+    *new std::vector<std::vector<std::unique_ptr<recv_state>>>;  // [source][kind]
 
 LCI_comp_t g_lq = nullptr;  // local completions (operations and receives)
 LCI_comp_t g_rq = nullptr;  // remote completions of puts and gets at this rank
@@ -261,9 +266,9 @@ LCI_comp_t g_handler = nullptr;
 LCI_endpoint_t g_ep_am = nullptr;  // message port: the handler
 std::vector<uint64_t> g_rq_of;     // every rank's g_rq
 
-std::unique_ptr<lbuf> g_region;     // puts land here: [source][sequence] areas, then the get area
+std::unique_ptr<lbuf>& g_region = *new std::unique_ptr<lbuf>;  // puts land here: [source][sequence] areas, then the get area
 std::vector<remote_region> g_regions;
-std::vector<std::vector<uint8_t>> g_get_ref;  // every peer's get area, computed here
+std::vector<std::vector<uint8_t>>& g_get_ref = *new std::vector<std::vector<uint8_t>>;  // every peer's get area, computed here
 size_t put_off(int src, uint32_t seq) {
   return (static_cast<size_t>(src) * u(g_opt.messages) + seq) * k_put_area;
 }
@@ -284,9 +289,9 @@ void on_failure(int rank, void*) {
 
 // Buffers handed to the AM handler, freed by the main thread (a handler
 // must not call LCI).
-std::mutex g_deferred_m;
-std::vector<LCI_mbuffer_t> g_deferred_m_bufs;
-std::vector<LCI_lbuffer_t> g_deferred_l_bufs;
+std::mutex& g_deferred_m = *new std::mutex;
+std::vector<LCI_mbuffer_t>& g_deferred_m_bufs = *new std::vector<LCI_mbuffer_t>;
+std::vector<LCI_lbuffer_t>& g_deferred_l_bufs = *new std::vector<LCI_lbuffer_t>;
 
 void mark(int src, int k, long seq, const char* what) {
   if (seq < 0) return;
