@@ -4,8 +4,9 @@
 #      examples, C99 compatibility);
 #   2. AddressSanitizer + UBSan build with -DLCI_DEBUG=ON: every test again,
 #      plus the bad-input checks that exist only in debug builds;
-#   3. ThreadSanitizer build: the threaded tests and the survivors tests
-#      (a rank dies, the others go on: LCI_PEER_FAILURE=continue).
+#   3. ThreadSanitizer build: the threaded tests, the survivors tests
+#      (a rank dies, the others go on: LCI_PEER_FAILURE=continue) and the
+#      soak matrix's CI subset (ctest -L soak).
 # Each build has its own directory under build-test/. Ends with one line
 # "N passed, N failed" summing the three ctest runs.
 set -uo pipefail
@@ -55,7 +56,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_suite asan-ubsan "" -DCMAKE_BUILD_TYPE=Debug -DLCI_DEBUG=ON -DLCI_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  run_suite tsan "-L threaded|survivors" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCI_SANITIZE=thread
+  run_suite tsan "-L threaded|survivors|soak" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCI_SANITIZE=thread
 
 echo
 echo "$skipped skipped (not counted as passed; reasons in the logs above)"
