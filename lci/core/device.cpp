@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "lci/comp/registry.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/peer_failure.hpp"
 #include "lci/core/rdv_op.hpp"
@@ -159,6 +160,12 @@ std::unique_ptr<reg_cache> device::make_reg_cache(net::mr_access access,
 }
 
 device::~device() {
+  if (!parked.empty())
+    LCI_LOG(info, "device %d: %zu one-sided message(s) never consumed are freed", group_index,
+            parked.size());
+  for (parked_msg& m : parked)
+    if (m.ref) comp_registry::release(m.ref);
+  parked.clear();
   reg_cache::stats rs = regs->get_stats();
   const reg_cache::stats ss = source_regs->get_stats();
   rs.hits += ss.hits;

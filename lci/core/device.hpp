@@ -39,6 +39,7 @@ inline constexpr uint32_t device_magic = 0x4c434944u;
 
 struct endpoint;
 struct rdv_op;
+struct comp_base;
 
 // A receive posted before its message arrived.
 struct recv_ctx {
@@ -65,6 +66,18 @@ struct backlog_op {
   uint32_t imm = 0;
   size_t length = 0;
   std::vector<char> bytes;   // message bytes while the packet pool was empty
+};
+
+// A one-sided medium message that arrived while no packet could replace
+// the receive it took (device::parked): its bytes and where it goes, until
+// a packet is free to carry it to the program.
+struct parked_msg {
+  LCI_comp_t comp = nullptr;
+  comp_base* ref = nullptr;  // the reference taken on comp at arrival (none: nullptr)
+  int src_rank = 0;
+  uint16_t tag = 0;
+  size_t length = 0;
+  std::unique_ptr<char[]> bytes;
 };
 
 // Profiling counters (-DLCI_ENABLE_PROFILE=ON defines LCI_PROFILE): per
@@ -132,6 +145,7 @@ struct device {
   // ---- contended, each on its own cache line ----------------------------
   alignas(64) spin_lock progress_lock;
   alignas(64) std::atomic<int> recv_deficit{0};   // receive packets not re-posted yet
+  std::atomic<int> parked_count{0};               // messages in `parked` (read with the deficit)
   alignas(64) std::atomic<int> backlog_size{0};
   spin_lock backlog_lock;
   // Cold: how often a send or receive found the packet pool empty, and
@@ -139,6 +153,15 @@ struct device {
   alignas(64) std::atomic<uint64_t> pool_empty_count{0};
   std::atomic<bool> pool_empty_warned{false};
   std::deque<backlog_op> backlog;
+  // One-sided medium messages that arrived while the pool had no packet to
+  // replace their receive (every packet held by messages the program has
+  // not consumed): their bytes wait here, in order, and reach the program
+  // as packets come back (deliver_parked). So a rank keeps receiving, and a
+  // barrier or any other message behind them arrives, however many such
+  // messages wait unconsumed.
+  alignas(64) spin_lock parked_lock;
+  std::deque<parked_msg> parked;                  // under parked_lock
+  std::atomic<bool> parked_delivering{false};     // one deliverer at a time
 #ifdef LCI_PROFILE
   device_profile prof;
 #endif
@@ -229,7 +252,8 @@ struct device {
     // 1024 idle calls: the network backend is always polled, and the native
     // transport lets every 1024th idle call through for its peer check.)
     if (__builtin_expect((backlog_size.load(std::memory_order_relaxed) |
-                          recv_deficit.load(std::memory_order_relaxed)) == 0 &&
+                          recv_deficit.load(std::memory_order_relaxed) |
+                          parked_count.load(std::memory_order_relaxed)) == 0 &&
                              !net->may_have_work(),
                          1)) {
 #ifdef LCI_PROFILE
@@ -259,6 +283,10 @@ struct device {
   std::unique_ptr<reg_cache> make_reg_cache(net::mr_access access,
                                             const reg_cache::options& options);
 };
+
+// Hands the messages of d.parked to the program while packets are free, in
+// order (eager.cpp); true if it delivered any.
+bool deliver_parked(device& d);
 
 inline device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
 

@@ -109,6 +109,24 @@ LCI_ARRIVAL(msg_kind::rts, on_matched<msg_kind::rts>);
 
 // ---- one-sided: puts, putma/putmna/putmac, putm/putmn -----------------------------
 
+// Keeps a one-sided medium message on the heap (device::parked) until a
+// packet is free to carry it to `comp`; `ref` is the reference taken on it.
+void park(device& d, LCI_comp_t comp, comp_base* ref, const LCI_request_t& r, const char* data,
+          size_t length) {
+  parked_msg m;
+  m.comp = comp;
+  m.ref = ref;
+  m.src_rank = r.rank;
+  m.tag = static_cast<uint16_t>(r.tag);
+  m.length = length;
+  m.bytes.reset(new char[length ? length : 1]);
+  if (length) memcpy(m.bytes.get(), data, length);
+  d.parked_lock.lock();
+  d.parked.push_back(std::move(m));
+  d.parked_count.fetch_add(1, std::memory_order_release);
+  d.parked_lock.unlock();
+}
+
 // An eager one-sided message of kind K arrived in packet p: deliver it to
 // the target's completion object.
 template <msg_kind K>
@@ -142,10 +160,22 @@ arrival on_eager_put(device& d, endpoint* ep, packet* p) {
     r.data.mbuffer.length = length;
   } else {  // am_medium[_c]: the target owns the packet from now on
     if (!comp) return arrival::repost;  // no one to hand it to (a NONE message port)
+    // The program may hold the packet for long: a fresh one replaces its
+    // receive now. With none free (every packet held by messages not yet
+    // consumed), or messages parked already (they go first), the message
+    // waits on the heap and its packet is posted again, so that this rank
+    // keeps receiving whatever follows (a barrier's message, say).
+    packet* fresh =
+        d.parked_count.load(std::memory_order_acquire) == 0 ? d.get_packet() : nullptr;
+    if (!fresh) {
+      park(d, comp, held.take(), r, p->payload(), length);
+      return arrival::repost;
+    }
+    d.post_recv_packet(fresh);
     r.data.mbuffer.address = p->payload();
     r.data.mbuffer.length = length;
     device::hand_out(p);
-    a = arrival::kept;
+    a = arrival::replaced;
   }
   if (comp) comp_signal(comp, r);
   return a;
@@ -158,6 +188,39 @@ LCI_ARRIVAL(msg_kind::am_medium_c, on_eager_put<msg_kind::am_medium_c>);
 LCI_ARRIVAL(msg_kind::put_to, on_eager_put<msg_kind::put_to>);
 
 }  // namespace
+
+bool deliver_parked(device& d) {
+  if (d.parked_delivering.exchange(true, std::memory_order_acquire)) return false;
+  bool did = false;
+  for (;;) {
+    packet* p = d.get_packet();
+    if (!p) break;
+    parked_msg m;
+    d.parked_lock.lock();
+    const bool any = !d.parked.empty();
+    if (any) {
+      m = std::move(d.parked.front());
+      d.parked.pop_front();
+    }
+    d.parked_lock.unlock();
+    if (!any) {
+      d.put_packet(p);
+      break;
+    }
+    if (m.length) memcpy(p->payload(), m.bytes.get(), m.length);
+    LCI_request_t r = make_request(m.src_rank, m.tag, LCI_MEDIUM, nullptr);
+    r.data.mbuffer.address = p->payload();
+    r.data.mbuffer.length = m.length;
+    device::hand_out(p);
+    comp_signal(m.comp, r);
+    if (m.ref) comp_registry::release(m.ref);
+    // Counted out only now: an arrival meanwhile still parks behind it.
+    d.parked_count.fetch_sub(1, std::memory_order_release);
+    did = true;
+  }
+  d.parked_delivering.store(false, std::memory_order_release);
+  return did;
+}
 
 namespace {
 // A short or medium message that the native transport offers from its ring

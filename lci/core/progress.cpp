@@ -369,7 +369,7 @@ inline void on_arrival(device& d, packet* p, const net::completion& c) {
   }
   if (__builtin_expect(a == arrival::repost, 1))
     d.post_recv_packet(p);
-  else
+  else if (a == arrival::kept)
     d.replace_receive();
 }
 
@@ -396,6 +396,10 @@ bool device::progress_pass() {
   bool did = false;
   if (backlog_size.load(std::memory_order_relaxed)) did |= drain_backlog();
   if (recv_deficit.load(std::memory_order_relaxed)) did |= refill_receives();
+  // Receives first, then messages held while no packet was free (eager.cpp).
+  if (parked_count.load(std::memory_order_relaxed) &&
+      recv_deficit.load(std::memory_order_relaxed) == 0)
+    did |= deliver_parked(*this);
   if (!progress_lock.try_lock()) {
 #ifdef LCI_PROFILE
     LCI_PROF_INC(*this, progress_calls);

@@ -50,7 +50,10 @@ namespace lci {
 
 struct endpoint;
 
-enum class arrival : uint8_t { repost, kept };
+// What an arrival handler did with its packet: done with it (repost: it is
+// posted again as a receive), kept it (a fresh packet replaces the
+// receive), or kept it and posted a replacement itself (replaced).
+enum class arrival : uint8_t { repost, kept, replaced };
 
 // A message of a kind other than control: `ep` is the endpoint its header
 // names, already checked to exist on this device.

@@ -272,6 +272,10 @@ void dump_packets(line_writer& w, device& d) {
           free_text.c_str(), d.packets->capacity(), d.packet_size,
           d.recv_deficit.load(std::memory_order_relaxed),
           static_cast<unsigned long long>(d.pool_empty_count.load(std::memory_order_relaxed)));
+  if (const int parked = d.parked_count.load(std::memory_order_relaxed))
+    w.linef("%d one-sided message(s) wait on the heap for a free packet (the program has not "
+            "consumed those before them)",
+            parked);
 }
 
 void dump_device(line_writer& w, device& d) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
@@ -130,6 +131,51 @@ TEST_CASE("op_table: many threads take and one finishes, each id exactly once") 
   }
   for (auto& th : producers) th.join();
   CHECK(failed.load() == 0);
+  CHECK(t->in_flight() == 0);
+}
+
+TEST_CASE("op_table: a reply refused for its rank or kind never stops the operation's own finish") {
+  // The origin frees a slot whose request it could not post (a full ring)
+  // from any thread, while the poller refuses a reply that names the same
+  // id for another rank or kind (a forged or stale reply). The refusal
+  // looks at the slot; the free must still succeed every time, or the slot
+  // stays taken for good. Bounded in rounds and time.
+  auto t = std::make_unique<op_table>();
+  constexpr int rounds = 3000;
+  std::atomic<uint64_t> current{0}, seen{0};
+  std::atomic<bool> stop{false};
+  std::atomic<long> refused_ok{0};
+  std::thread poller([&] {
+    op_table::entry e;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t id = current.load(std::memory_order_relaxed);
+      if (!id) continue;
+      // Another rank, another kind: both refused.
+      if (!t->finish(id, 7, op_table::op_kind::write, e) &&
+          !t->finish(id, 3, op_table::op_kind::read, e))
+        refused_ok.fetch_add(1, std::memory_order_relaxed);
+      seen.store(id, std::memory_order_relaxed);
+    }
+  });
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  long frees_refused = 0;
+  int r = 0;
+  for (; r < rounds && std::chrono::steady_clock::now() < end; ++r) {
+    const uint64_t id = t->take({op_table::op_kind::write, 3, nullptr, 8, nullptr});
+    REQUIRE(id != 0);
+    current.store(id, std::memory_order_relaxed);
+    // The free comes while the poller is refusing replies for this id.
+    for (int spin = 0; spin < 100000 && seen.load(std::memory_order_relaxed) != id; ++spin) {
+    }
+    op_table::entry e;
+    if (!t->finish(id, 3, op_table::op_kind::write, e)) ++frees_refused;
+    current.store(0, std::memory_order_relaxed);
+    if (t->in_flight() != 0) break;  // a slot leaked: no point going on
+  }
+  stop.store(true);
+  poller.join();
+  INFO(r << " rounds, " << refused_ok.load() << " refused replies");
+  CHECK(frees_refused == 0);
   CHECK(t->in_flight() == 0);
 }
 

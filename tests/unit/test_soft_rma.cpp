@@ -85,6 +85,7 @@ TEST_CASE("soft rma: an operation finishes once, when all its bytes are counted"
   CHECK(w != 0);
   CHECK(r != 0);
   CHECK(ops.in_flight() == 2);
+  ops.note_sent(w, 1, 100);
   CHECK_FALSE(ops.count(w, 2, rma_ops::kind::write, 10, false));  // another rank
   CHECK_FALSE(ops.count(w, 1, rma_ops::kind::read, 10, false));   // another kind
   CHECK_FALSE(ops.count(w ^ (uint64_t{1} << 32), 1, rma_ops::kind::write, 10, false));  // generation
@@ -100,14 +101,19 @@ TEST_CASE("soft rma: an operation finishes once, when all its bytes are counted"
   CHECK_FALSE(ops.failed(done));
   CHECK(ops.pop_finished() == -1);
   ops.release(done);
-  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 0, false));  // finished: refused
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 1, false));  // finished: refused
   // Reads: the target range is checked against the operation.
-  CHECK(ops.read_target(r, 2, 0, 100) == buf);
-  CHECK(ops.read_target(r, 2, 90, 10) == buf + 90);
-  CHECK(ops.read_target(r, 2, 90, 11) == nullptr);
-  CHECK(ops.read_target(r, 2, UINT64_MAX, 2) == nullptr);
-  CHECK(ops.read_target(r, 1, 0, 1) == nullptr);
-  CHECK(ops.count(r, 2, rma_ops::kind::read, 30, false));
+  char* at = ops.read_begin(r, 2, 0, 100);
+  CHECK(at == buf);
+  if (at) CHECK_FALSE(ops.read_end(r, 100 + 1));  // more than the piece could carry
+  CHECK(ops.read_begin(r, 2, 90, 11) == nullptr);
+  CHECK(ops.read_begin(r, 2, UINT64_MAX, 2) == nullptr);
+  CHECK(ops.read_begin(r, 1, 0, 1) == nullptr);
+  CHECK(ops.read_begin(r, 2, 0, 0) == nullptr);
+  at = ops.read_begin(r, 2, 90, 10);
+  CHECK(at == buf + 90);
+  if (at) CHECK(ops.read_end(r, 10));
+  CHECK(ops.count(r, 2, rma_ops::kind::read, 20, false));
   CHECK(ops.count(r, 2, rma_ops::kind::read, 70, true));  // the rest refused
   const int failed = ops.pop_finished();
   REQUIRE(failed >= 0);
@@ -117,9 +123,161 @@ TEST_CASE("soft rma: an operation finishes once, when all its bytes are counted"
   CHECK(ops.in_flight() == 0);
   // A reused slot has a new generation: the old id names nothing.
   const uint64_t again = ops.take(rma_ops::kind::write, 1, buf, 5, nullptr);
+  ops.note_sent(again, 1, 5);
   CHECK(again != w);
   CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 5, false));
   CHECK(ops.count(again, 1, rma_ops::kind::write, 5, false));
+  // An operation of no bytes finishes at once, once.
+  const int a = ops.pop_finished();
+  REQUIRE(a >= 0);
+  ops.release(a);
+  const uint64_t empty = ops.take(rma_ops::kind::read, 1, buf, 0, nullptr);
+  ops.finish_empty(empty);
+  const int e = ops.pop_finished();
+  CHECK(e >= 0);
+  CHECK(ops.pop_finished() == -1);
+  CHECK_FALSE(ops.count(empty, 1, rma_ops::kind::read, 0, false));
+}
+
+TEST_CASE("soft rma: forged acknowledgements never finish a put early or twice") {
+  // What a target answers is checked against what was sent: an
+  // acknowledgement (or refusal) of bytes not sent yet, one whose count
+  // wraps around, an empty one, or one for a put that finished is refused.
+  rma_ops ops;
+  std::vector<char> buf(1000);
+  const uint64_t w = ops.take(rma_ops::kind::write, 1, buf.data(), 1000, nullptr);
+  REQUIRE(w != 0);
+  // Nothing sent yet: the whole put acknowledged before its first piece left.
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 1000, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 1, false));
+  ops.note_sent(w, 1, 100);  // the first piece
+  // A whole put acknowledged after its first piece: refused.
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 1000, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 101, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 101, true));  // a refusal the same
+  CHECK(ops.count(w, 1, rma_ops::kind::write, 100, false));
+  // Duplicates of it: beyond what was sent.
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 100, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 1, false));
+  // Counts that wrap done + length around 2^64, to below the length.
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, UINT64_MAX, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, UINT64_MAX - 49, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, UINT64_MAX - 49, true));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 0, false));
+  CHECK(ops.pop_finished() == -1);
+  ops.note_sent(w, 1, 900);  // the rest
+  CHECK(ops.count(w, 1, rma_ops::kind::write, 400, false));
+  CHECK(ops.pop_finished() == -1);
+  CHECK(ops.count(w, 1, rma_ops::kind::write, 500, false));
+  // Finished: every further answer is refused, whatever its count.
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 0, false));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, 1, true));
+  CHECK_FALSE(ops.count(w, 1, rma_ops::kind::write, UINT64_MAX - 999, false));
+  const int done = ops.pop_finished();
+  REQUIRE(done >= 0);
+  CHECK_FALSE(ops.failed(done));  // the refused refusals marked nothing
+  CHECK(ops.pop_finished() == -1);  // exactly once
+  ops.release(done);
+  CHECK(ops.in_flight() == 0);
+  CHECK(ops.pop_finished() == -1);
+}
+
+TEST_CASE("soft rma: a refusal of a get whose count wraps is refused") {
+  rma_ops ops;
+  std::vector<char> buf(1000);
+  const uint64_t r = ops.take(rma_ops::kind::read, 2, buf.data(), 1000, nullptr);
+  REQUIRE(r != 0);
+  char* at = ops.read_begin(r, 2, 0, 300);
+  REQUIRE(at == buf.data());
+  CHECK(ops.read_end(r, 300));
+  // read_fail says how many bytes are still missing: 700, not more.
+  CHECK_FALSE(ops.count(r, 2, rma_ops::kind::read, UINT64_MAX, true));
+  CHECK_FALSE(ops.count(r, 2, rma_ops::kind::read, UINT64_MAX - 99, true));
+  CHECK_FALSE(ops.count(r, 2, rma_ops::kind::read, 701, true));
+  CHECK_FALSE(ops.count(r, 2, rma_ops::kind::read, 0, true));
+  CHECK(ops.pop_finished() == -1);
+  CHECK(ops.count(r, 2, rma_ops::kind::read, 700, true));
+  CHECK_FALSE(ops.count(r, 2, rma_ops::kind::read, 0, true));  // finished
+  CHECK_FALSE(ops.count(r, 2, rma_ops::kind::read, UINT64_MAX - 999, true));
+  const int done = ops.pop_finished();
+  REQUIRE(done >= 0);
+  CHECK(ops.failed(done));
+  CHECK(ops.pop_finished() == -1);
+  ops.release(done);
+}
+
+TEST_CASE("soft rma: a piece being copied into a get holds it; a sweep that ends it waits") {
+  // A failure sweep (fail_rank) ends a get while a piece of it is being
+  // copied into its buffer: the get is handed out only after the copy, and
+  // a piece that arrives after the end is dropped.
+  rma_ops ops;
+  std::vector<char> buf(200, 0);
+  const uint64_t r = ops.take(rma_ops::kind::read, 2, buf.data(), 200, buf.data());
+  REQUIRE(r != 0);
+  char* at = ops.read_begin(r, 2, 0, 100);
+  REQUIRE(at == buf.data());
+  CHECK(ops.fail_rank(2) == 1);
+  CHECK(ops.pop_finished() == -1);  // the copy is under way
+  memset(at, 'x', 100);
+  CHECK_FALSE(ops.read_end(r, 100));  // ended meanwhile: not counted
+  const int done = ops.pop_finished();
+  REQUIRE(done >= 0);
+  CHECK(ops.ctx_of(done) == buf.data());
+  CHECK(ops.failed(done));
+  // Late: dropped, before and after the slot is freed.
+  CHECK(ops.read_begin(r, 2, 100, 100) == nullptr);
+  ops.release(done);
+  CHECK(ops.read_begin(r, 2, 100, 100) == nullptr);
+  CHECK(ops.fail_rank(2) == 0);
+  CHECK(buf[150] == 0);
+}
+
+TEST_CASE("soft rma: a failure sweep racing copies hands each get out once, after its copies") {
+  // Threads copy pieces into gets while another sweeps their rank: every
+  // get is handed out exactly once, and no copy into it is still under way
+  // then (a copier marks its piece busy for the copy). Bounded in rounds.
+  constexpr int gets = 32, copiers = 2, rounds = 200;
+  for (int round = 0; round < rounds; ++round) {
+    rma_ops ops;
+    std::vector<std::vector<char>> bufs(gets, std::vector<char>(64));
+    std::vector<uint64_t> ids;
+    std::atomic<int> busy[gets] = {};
+    for (int g = 0; g < gets; ++g)
+      ids.push_back(ops.take(rma_ops::kind::read, 5, bufs[g].data(), 64, &bufs[g]));
+    std::atomic<bool> go{false};
+    std::vector<std::thread> ts;
+    for (int c = 0; c < copiers; ++c)
+      ts.emplace_back([&, c] {
+        while (!go.load()) std::this_thread::yield();
+        for (int piece = 0; piece < 4; ++piece)
+          for (int g = 0; g < gets; ++g) {
+            char* at = ops.read_begin(ids[g], 5, static_cast<uint64_t>(c * 32 + piece * 8), 8);
+            if (!at) continue;
+            busy[g].fetch_add(1);
+            memset(at, 'a' + c, 8);
+            busy[g].fetch_sub(1);
+            ops.read_end(ids[g], 8);
+          }
+      });
+    go.store(true);
+    ops.fail_rank(5);
+    int handed = 0;
+    std::vector<int> seen(gets, 0);
+    for (int spins = 0; handed < gets && spins < 10000000; ++spins) {
+      const int s = ops.pop_finished();
+      if (s < 0) continue;
+      const auto* b = static_cast<std::vector<char>*>(ops.ctx_of(s));
+      const int g = static_cast<int>(b - bufs.data());
+      CHECK(busy[g].load() == 0);
+      ++seen[g];
+      ++handed;
+      ops.release(s);
+    }
+    for (auto& t : ts) t.join();
+    while (ops.pop_finished() >= 0) ++handed;
+    CHECK(handed == gets);
+    for (int g = 0; g < gets; ++g) CHECK(seen[g] == 1);
+  }
 }
 
 TEST_CASE("soft rma: every slot can be taken, then none") {
@@ -131,7 +289,10 @@ TEST_CASE("soft rma: every slot can be taken, then none") {
     CHECK(ids.back() != 0);
   }
   CHECK(ops.take(rma_ops::kind::write, 0, &b, 1, nullptr) == 0);
-  for (uint64_t id : ids) CHECK(ops.count(id, 0, rma_ops::kind::write, 1, false));
+  for (uint64_t id : ids) {
+    ops.note_sent(id, 0, 1);
+    CHECK(ops.count(id, 0, rma_ops::kind::write, 1, false));
+  }
   int n = 0;
   for (int s; (s = ops.pop_finished()) >= 0; ++n) ops.release(s);
   CHECK(n == static_cast<int>(rma_ops::slots));

@@ -170,11 +170,11 @@ uint64_t op_table::take(const entry& e) {
                                          std::memory_order_acquire, std::memory_order_relaxed)) {
         const uint32_t index = w * 64 + static_cast<uint32_t>(b);
         slot& s = s_[index];
-        s.state.store(1, std::memory_order_relaxed);
+        const uint64_t gen = s.state.load(std::memory_order_relaxed) >> 32;
+        s.state.store(gen << 32 | st_filling, std::memory_order_relaxed);
         s.e = e;
-        const uint64_t id = uint64_t{s.generation} << 32 | index;
-        s.state.store(2, std::memory_order_release);
-        return id;
+        s.state.store(gen << 32 | st_flight, std::memory_order_release);
+        return gen << 32 | index;
       }
     }
   }
@@ -185,26 +185,39 @@ bool op_table::finish(uint64_t id, int rank, op_kind k, entry& out) {
   const uint64_t index = id & 0xffffffffu;
   if (index >= slots) return false;
   slot& s = s_[index];
-  // One finisher wins (a forged reply may race the legitimate one).
-  uint32_t posted = 2;
-  if (!s.state.compare_exchange_strong(posted, 3, std::memory_order_acquire)) return false;
-  if (s.generation != (id >> 32) || s.e.kind != k || s.e.rank != rank) {
-    s.state.store(2, std::memory_order_release);
+  const uint64_t gen = id >> 32;
+  // One finisher wins (a forged reply may race the legitimate one). A
+  // state of this generation being finished may be a call that refuses and
+  // puts the slot back: wait (a few instructions) to see which.
+  backoff wait;
+  for (;;) {
+    uint64_t cur = gen << 32 | st_flight;
+    if (s.state.compare_exchange_weak(cur, gen << 32 | st_finishing, std::memory_order_acquire,
+                                      std::memory_order_relaxed))
+      break;
+    if (cur != (gen << 32 | st_flight) && cur != (gen << 32 | st_finishing)) return false;
+    wait.pause();
+  }
+  if (s.e.kind != k || s.e.rank != rank) {
+    s.state.store(gen << 32 | st_flight, std::memory_order_release);
     return false;
   }
   out = s.e;
-  s.state.store(0, std::memory_order_relaxed);
-  s.generation = s.generation + 1 ? s.generation + 1 : 1;  // never 0: id 0 means "none"
+  const uint64_t next = static_cast<uint32_t>(gen + 1) ? static_cast<uint32_t>(gen + 1) : 1;
+  s.state.store(next << 32 | st_free, std::memory_order_relaxed);  // never 0: id 0 means "none"
   used_[index / 64].fetch_and(~(uint64_t{1} << (index % 64)), std::memory_order_release);
   return true;
 }
 
 void op_table::take_all_of(int rank, std::vector<entry>& out) {
   for (uint32_t i = 0; i < slots; ++i) {
-    slot& s = s_[i];
-    if (s.state.load(std::memory_order_acquire) != 2 || s.e.rank != rank) continue;
+    const uint64_t st = s_[i].state.load(std::memory_order_acquire);
+    if ((st & 0xffffffffu) != st_flight) continue;
+    // The rank and kind are compared by finish, which holds the slot.
+    const uint64_t id = (st >> 32) << 32 | i;
     entry e;
-    if (finish(uint64_t{s.generation} << 32 | i, rank, s.e.kind, e)) out.push_back(e);
+    if (finish(id, rank, op_kind::read, e) || finish(id, rank, op_kind::write, e))
+      out.push_back(e);
   }
 }
 
@@ -216,7 +229,8 @@ op_table::op_table() {
     x += 0x9e3779b97f4a7c15ull;  // splitmix64 steps from one random seed
     uint64_t z = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    s.generation = static_cast<uint32_t>(z ^ (z >> 31)) | 1;
+    const uint64_t gen = static_cast<uint32_t>(z ^ (z >> 31)) | 1;
+    s.state.store(gen << 32 | st_free, std::memory_order_relaxed);
   }
 }
 

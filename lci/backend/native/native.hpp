@@ -291,7 +291,11 @@ class op_table {
   // A free slot filled with `e`; returns its id, or 0 if every slot is taken.
   uint64_t take(const entry& e);
   // The entry `id` names if it is in flight, was sent to `rank` and is of
-  // kind `k`: it is copied out and the slot freed. Consumer (poll) only.
+  // kind `k`: it is copied out and the slot freed. Any thread. A refused
+  // call (another rank or kind) holds the slot only while it compares, and
+  // a call for the same id meanwhile waits for it instead of failing, so a
+  // refused reply never keeps an operation's own finish (its reply, or the
+  // free of a request that could not be posted) from freeing the slot.
   bool finish(uint64_t id, int rank, op_kind k, entry& out);
   // Every operation in flight to `rank`, taken out and appended to `out`
   // (a peer that died answers none of them). Consumer (poll) only.
@@ -299,9 +303,12 @@ class op_table {
   int in_flight() const;
 
  private:
+  // A slot's state: generation << 32 | 0 free, 1 being filled, 2 in flight,
+  // 3 being finished (or compared by a call that may refuse), so that a
+  // call naming an older or newer generation never touches the slot.
+  static constexpr uint64_t st_free = 0, st_filling = 1, st_flight = 2, st_finishing = 3;
   struct alignas(64) slot {
-    std::atomic<uint32_t> state{0};  // 0 free, 1 being filled, 2 in flight, 3 finishing
-    uint32_t generation = 1;
+    std::atomic<uint64_t> state{0};
     entry e{};
   };
   std::atomic<uint64_t> used_[slots / 64] = {};

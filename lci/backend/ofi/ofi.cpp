@@ -550,7 +550,10 @@ void ofi_device::forget_peer(int rank) {
   if (!soft_) return;
   rma_peer& p = peers_[static_cast<size_t>(rank)];
   p.lock.lock();
-  while (!p.work.empty()) p.work.pop_front();
+  while (!p.work.empty()) {
+    if (p.work.front().staged >= 0) staging_give(p.work.front().staged);
+    p.work.pop_front();
+  }
   p.lock.unlock();
   const int failed = ops_->fail_rank(rank);
   if (failed) LCI_LOG(info, "libfabric: %d put(s)/get(s) with the failed rank %d end", failed, rank);

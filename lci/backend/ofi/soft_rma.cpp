@@ -49,9 +49,11 @@ size_t reg_table::size() const {
 // ---- rma_ops ---------------------------------------------------------------------
 
 namespace {
-constexpr int gen_shift = 40;
-constexpr uint64_t gen_mask = (uint64_t{1} << 24) - 1;
-constexpr uint64_t bytes_mask = (uint64_t{1} << gen_shift) - 1;
+constexpr int gen_shift = 42;
+constexpr uint64_t gen_mask = (uint64_t{1} << 22) - 1;
+constexpr uint64_t finished_bit = uint64_t{1} << 41;  // not in flight (or a free slot)
+constexpr uint64_t failed_bit = uint64_t{1} << 40;
+constexpr uint64_t bytes_mask = (uint64_t{1} << 40) - 1;
 }  // namespace
 
 rma_ops::rma_ops() {
@@ -60,7 +62,7 @@ rma_ops::rma_ops() {
   for (slot& s : s_) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     const uint64_t gen = (x >> 40 & gen_mask) | 1;
-    s.progress.store(gen << gen_shift, std::memory_order_relaxed);
+    s.progress.store(gen << gen_shift | finished_bit, std::memory_order_relaxed);
   }
 }
 
@@ -74,51 +76,99 @@ uint64_t rma_ops::take(kind k, int rank, char* buffer, uint64_t length, void* ct
         continue;
       const uint32_t index = w * 64 + static_cast<uint32_t>(b);
       slot& s = s_[index];
+      // Nobody reads the fields while the state says finished (a holder
+      // that entered since only looks at the state and leaves).
       s.k = k;
       s.rank = rank;
       s.buffer = buffer;
       s.length = length;
       s.ctx = ctx;
-      s.failed.store(false, std::memory_order_relaxed);
+      s.sent.store(0, std::memory_order_relaxed);
       s.next.store(-1, std::memory_order_relaxed);
       const uint64_t gen = s.progress.load(std::memory_order_relaxed) >> gen_shift;
-      // Publishes the fields above to whoever counts bytes of this id.
-      s.progress.store(gen << gen_shift, std::memory_order_release);
+      // In flight from here: publishes the fields above to whoever holds it.
+      s.progress.store(gen << gen_shift, std::memory_order_seq_cst);
       return gen << 32 | index;
     }
   }
   return 0;
 }
 
-rma_ops::slot* rma_ops::find(uint64_t id, int rank, kind k) {
+rma_ops::slot* rma_ops::enter(uint64_t id, int rank, kind k, bool any_kind) {
   const uint64_t index = id & 0xffffffffu;
-  if (index >= slots || (used_[index / 64].load(std::memory_order_acquire) >> (index % 64) & 1) == 0)
-    return nullptr;
+  if (index >= slots) return nullptr;
   slot& s = s_[index];
-  if ((s.progress.load(std::memory_order_acquire) >> gen_shift) != (id >> 32)) return nullptr;
-  if (s.k != k || s.rank != rank) return nullptr;
+  // Held before the state is read (both sequentially consistent): a poller
+  // that saw no holder after the operation finished is seen to have
+  // finished it here, so the fields are not read.
+  s.users.fetch_add(1, std::memory_order_seq_cst);
+  const uint64_t p = s.progress.load(std::memory_order_seq_cst);
+  if ((p >> gen_shift) != (id >> 32) || (p & finished_bit) || (s.k != k && !any_kind) ||
+      s.rank != rank) {
+    leave(s);
+    return nullptr;
+  }
   return &s;
 }
 
-char* rma_ops::read_target(uint64_t id, int rank, uint64_t offset, uint64_t length) {
-  slot* s = find(id, rank, kind::read);
-  if (!s || offset > s->length || length > s->length - offset) return nullptr;
+void rma_ops::finish_empty(uint64_t id) {
+  slot& s = s_[id & 0xffffffffu];
+  s.progress.fetch_or(finished_bit, std::memory_order_seq_cst);
+  push_finished(static_cast<int>(id & 0xffffffffu));
+}
+
+void rma_ops::note_sent(uint64_t id, int rank, uint64_t length) {
+  slot* s = enter(id, rank, kind::write);
+  if (!s) return;
+  s->sent.fetch_add(length, std::memory_order_acq_rel);
+  leave(*s);
+}
+
+char* rma_ops::read_begin(uint64_t id, int rank, uint64_t offset, uint64_t length) {
+  slot* s = enter(id, rank, kind::read);
+  if (!s) return nullptr;
+  if (length == 0 || offset > s->length || length > s->length - offset) {
+    leave(*s);
+    return nullptr;
+  }
   return s->buffer + offset;
 }
 
+bool rma_ops::read_end(uint64_t id, uint64_t length) {
+  slot& s = s_[id & 0xffffffffu];
+  const bool ok = count_held(s, id, length, false);
+  leave(s);
+  return ok;
+}
+
 bool rma_ops::count(uint64_t id, int rank, kind k, uint64_t length, bool failed) {
-  slot* s = find(id, rank, k);
+  slot* s = enter(id, rank, k);
   if (!s) return false;
-  if (failed) s->failed.store(true, std::memory_order_relaxed);
-  uint64_t p = s->progress.load(std::memory_order_relaxed);
+  const bool ok = count_held(*s, id, length, failed);
+  leave(*s);
+  return ok;
+}
+
+bool rma_ops::count_held(slot& s, uint64_t id, uint64_t length, bool failed) {
+  if (length == 0) return false;  // no message counts nothing
+  uint64_t p = s.progress.load(std::memory_order_relaxed);
   uint64_t next;
   do {
-    if ((p >> gen_shift) != (id >> 32)) return false;  // finished meanwhile
-    if ((p & bytes_mask) + length > s->length) return false;
+    if ((p >> gen_shift) != (id >> 32) || (p & finished_bit)) return false;  // finished meanwhile
+    const uint64_t done = p & bytes_mask;
+    // Without wrap-around: done <= length always.
+    if (length > s.length - done) return false;
+    if (s.k == kind::write) {
+      // Answers to pieces not sent yet: a target cannot have received them.
+      const uint64_t sent = s.sent.load(std::memory_order_acquire);
+      if (sent < done || length > sent - done) return false;
+    }
     next = p + length;
-  } while (!s->progress.compare_exchange_weak(p, next, std::memory_order_acq_rel,
-                                               std::memory_order_relaxed));
-  if ((next & bytes_mask) == s->length) push_finished(static_cast<int>(s - s_));
+    if (failed) next |= failed_bit;
+    if ((next & bytes_mask) == s.length) next |= finished_bit;
+  } while (!s.progress.compare_exchange_weak(p, next, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed));
+  if (next & finished_bit) push_finished(static_cast<int>(&s - s_));
   return true;
 }
 
@@ -127,22 +177,27 @@ int rma_ops::fail_rank(int rank) {
   for (uint32_t index = 0; index < slots; ++index) {
     if ((used_[index / 64].load(std::memory_order_acquire) >> (index % 64) & 1) == 0) continue;
     slot& s = s_[index];
-    uint64_t p = s.progress.load(std::memory_order_acquire);
-    if (s.rank != rank) continue;
-    // All bytes counted at once (as refused): the transition to complete is
+    const uint64_t gen = s.progress.load(std::memory_order_acquire) >> gen_shift;
+    if (!enter(gen << 32 | index, rank, kind::write, true)) continue;  // another's, or finished
+    // All bytes counted at once (as refused): the transition to finished is
     // made by exactly one thread, this one or a racing count().
-    const uint64_t gen = p >> gen_shift;
-    s.failed.store(true, std::memory_order_relaxed);
-    while ((p >> gen_shift) == gen && (p & bytes_mask) < s.length) {
-      if (s.progress.compare_exchange_weak(p, gen << gen_shift | s.length,
-                                           std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    uint64_t p = s.progress.load(std::memory_order_relaxed);
+    while ((p >> gen_shift) == gen && !(p & finished_bit)) {
+      const uint64_t all = gen << gen_shift | finished_bit | failed_bit | s.length;
+      if (s.progress.compare_exchange_weak(p, all, std::memory_order_seq_cst,
+                                           std::memory_order_relaxed)) {
         push_finished(static_cast<int>(index));
         ++n;
         break;
       }
     }
+    leave(s);
   }
   return n;
+}
+
+bool rma_ops::failed(int slot) const {
+  return (s_[slot].progress.load(std::memory_order_acquire) & failed_bit) != 0;
 }
 
 void rma_ops::push_finished(int index) {
@@ -155,17 +210,25 @@ void rma_ops::push_finished(int index) {
 }
 
 int rma_ops::pop_finished() {
-  if (ready_.empty()) {
-    int head = finished_.exchange(-1, std::memory_order_acquire);
+  int head = finished_.exchange(-1, std::memory_order_acquire);
+  if (head >= 0) {
+    // Oldest last: the stack (newest first) goes before what waits already.
+    const size_t first = ready_.size();
     while (head >= 0) {
       ready_.push_back(head);
       head = s_[head].next.load(std::memory_order_relaxed);
     }
-    if (ready_.empty()) return -1;
+    std::rotate(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(first), ready_.end());
   }
-  const int index = ready_.back();
-  ready_.pop_back();
-  return index;
+  // The oldest first; one still held (a piece being copied into it, a
+  // count on its way out) waits for a later call.
+  for (size_t i = ready_.size(); i-- > 0;) {
+    const int index = ready_[i];
+    if (s_[index].users.load(std::memory_order_seq_cst) != 0) continue;
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
+    return index;
+  }
+  return -1;
 }
 
 void rma_ops::release(int index) {
@@ -173,7 +236,7 @@ void rma_ops::release(int index) {
   // A new generation: messages naming the finished operation are refused.
   uint64_t gen = ((s.progress.load(std::memory_order_relaxed) >> gen_shift) + 1) & gen_mask;
   if (gen == 0) gen = 1;
-  s.progress.store(gen << gen_shift, std::memory_order_release);
+  s.progress.store(gen << gen_shift | finished_bit, std::memory_order_release);
   used_[index / 64].fetch_and(~(uint64_t{1} << (index % 64)), std::memory_order_release);
 }
 

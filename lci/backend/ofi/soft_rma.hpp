@@ -25,7 +25,10 @@
 // waits for a copy in progress and no piece lands in memory released after
 // the check. The origin's operation completes when every byte was
 // acknowledged (write) or arrived (read); a refusal completes it as failed,
-// so a put to memory its owner deregistered fails instead of hanging.
+// so a put to memory its owner deregistered fails instead of hanging. An
+// answer that does not fit (more bytes than were sent or are missing, none,
+// an operation that ended) is refused and counted as a malformed message
+// of its sender: it never completes an operation early or twice.
 //
 // Threads: the operation table (rma_ops) is lock-free; each peer's queue of
 // work (pieces still to send, acknowledgements, read replies) has its own
@@ -111,8 +114,22 @@ class reg_table {
 // This process's puts and gets in flight. An id is the slot index (low 32
 // bits) and the slot's generation (high 32): a message naming a finished
 // operation, one of another peer or of the other kind is refused. A slot's
-// progress is one word, generation << 40 | bytes done, so that a message
-// for an operation that finished meanwhile cannot count towards the next.
+// state is one word, generation << 42 | finished << 41 | failed << 40 |
+// bytes done, so that a message for an operation that finished meanwhile
+// cannot count towards the next, and an operation finishes exactly once.
+//
+// What peers say is checked, never trusted: a count never makes the bytes
+// done pass the operation's length (no wrap-around), and a write's bytes
+// acknowledged or refused never pass the bytes the origin has copied out of
+// the program's buffer (sent): a target acknowledging more than it can
+// have received is refused, so a put never completes while its buffer may
+// still be read.
+//
+// Whoever reads a slot's fields or writes into a get's buffer holds the
+// slot (users, taken before the state is read): the poller hands out a
+// finished operation, and frees its slot, only when nobody holds it, so a
+// late piece of a get that a failure sweep ended is either copied before
+// the operation is handed out or dropped.
 class rma_ops {
  public:
   static constexpr uint32_t slots = 1024;
@@ -122,14 +139,24 @@ class rma_ops {
   rma_ops();
   // A slot for an operation; its id, or 0 when every slot is taken.
   uint64_t take(kind k, int rank, char* buffer, uint64_t length, void* ctx);
-  // The buffer of read `id` (from `rank`) where `length` bytes at `offset`
-  // go, or nullptr when the message does not fit the operation.
-  char* read_target(uint64_t id, int rank, uint64_t offset, uint64_t length);
-  // Counts `length` bytes of `id` (from `rank`, of kind k) as done (failed:
-  // as refused). False when the message fits no operation in flight.
+  // Finishes `id`, an operation of no bytes (taken with length 0).
+  void finish_empty(uint64_t id);
+  // Write `id` (to `rank`): `length` more bytes were copied out of the
+  // program's buffer, to be sent; acknowledgements may count them now.
+  void note_sent(uint64_t id, int rank, uint64_t length);
+  // Read `id` (from `rank`): where `length` (> 0) bytes at `offset` go, or
+  // nullptr when the message fits no operation in flight. Unless nullptr,
+  // the slot is held until read_end, which counts the bytes (false: not
+  // counted, as for count()).
+  char* read_begin(uint64_t id, int rank, uint64_t offset, uint64_t length);
+  bool read_end(uint64_t id, uint64_t length);
+  // Counts `length` (> 0) bytes of `id` (from `rank`, of kind k) as done
+  // (failed: as refused). False when the message fits no operation in
+  // flight or counts bytes the operation cannot have outstanding.
   bool count(uint64_t id, int rank, kind k, uint64_t length, bool failed);
   // Operations whose every byte was counted, oldest last: pop_finished
-  // gives one at a time (-1: none), for the poller only.
+  // gives one at a time (-1: none), for the poller only. An operation
+  // still held (read_begin) waits for a later call.
   int pop_finished();
   bool any_finished() const {
     return finished_.load(std::memory_order_relaxed) >= 0 || !ready_.empty();
@@ -138,14 +165,15 @@ class rma_ops {
   // once, like a last refused piece would). Returns how many.
   int fail_rank(int rank);
   void* ctx_of(int slot) const { return s_[slot].ctx; }
-  bool failed(int slot) const { return s_[slot].failed.load(std::memory_order_relaxed); }
+  bool failed(int slot) const;
   void release(int slot);
   int in_flight() const;
 
  private:
   struct alignas(64) slot {
-    std::atomic<uint64_t> progress{0};  // generation << 40 | bytes done
-    std::atomic<bool> failed{false};
+    std::atomic<uint64_t> progress{0};  // generation, finished, failed, bytes done
+    std::atomic<uint64_t> sent{0};      // write: bytes copied out to be sent
+    std::atomic<uint32_t> users{0};     // threads reading the fields or the buffer
     kind k = kind::write;
     int rank = -1;
     char* buffer = nullptr;
@@ -153,7 +181,13 @@ class rma_ops {
     void* ctx = nullptr;
     std::atomic<int> next{-1};  // in the finished list
   };
-  slot* find(uint64_t id, int rank, kind k);
+  // Holds the slot `id` names and returns it when it is an operation in
+  // flight of `rank` and kind k (any_kind: of either kind); nullptr (not
+  // held) otherwise.
+  slot* enter(uint64_t id, int rank, kind k, bool any_kind = false);
+  static void leave(slot& s) { s.users.fetch_sub(1, std::memory_order_release); }
+  // The counting of count() and read_end(), on a held slot.
+  bool count_held(slot& s, uint64_t id, uint64_t length, bool failed);
   void push_finished(int index);
   std::atomic<uint64_t> used_[slots / 64] = {};
   std::atomic<int> finished_{-1};  // a stack of finished slots
@@ -167,7 +201,14 @@ struct rma_work {
   own_kind k = own_kind::write_ack;  // message: its kind
   rma_header h{};                    // message: its content; write, read_reply: the transfer
   const char* source = nullptr;      // write: the local bytes
-  uint64_t sent = 0;                 // write, read_reply: bytes sent so far
+  uint64_t sent = 0;                 // write, read_reply: bytes copied out so far
+  // write, read_reply: the staging buffer holding the next piece, copied
+  // out but not yet taken by the provider (-1: none), and its data bytes.
+  // A refused post keeps it for the next turn, so that the program's bytes
+  // are copied once and a write never reads its buffer after the bytes
+  // were counted as sent (rma_ops::note_sent).
+  int staged = -1;
+  uint32_t staged_bytes = 0;
 };
 
 // A FIFO of work that grows (doubling) and never shrinks, so that a peer's

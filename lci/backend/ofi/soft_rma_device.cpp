@@ -100,47 +100,53 @@ void ofi_device::soft_pump(int rank) {
       continue;
     }
     bool stalled = false;
-    while (w.sent < w.h.length) {
-      // A bounded turn: the core's own messages to this peer wait for the
-      // send lock meanwhile (they retry), so a long transfer yields it.
-      const int b = pieces < max_pieces_per_turn ? staging_take(rank) : -1;
-      if (b < 0) {
-        stalled = true;
-        break;
-      }
-      ++pieces;
-      char* at = staging_.data() + static_cast<size_t>(b) * staging_size_;
-      const uint64_t n = std::min<uint64_t>(piece_, w.h.length - w.sent);
-      rma_header h{};
-      own_kind k;
-      if (w.w == rma_work::what::write) {
-        k = own_kind::write_piece;
-        h = {w.h.op, w.h.address + w.sent, w.h.key, n};
-        memcpy(at + sizeof h, w.source + w.sent, n);
-      } else {
-        // Checked again for every piece: the owner may have deregistered
-        // the memory since the request (then the rest is refused).
-        k = own_kind::read_data;
-        h = {w.h.op, w.sent, 0, n};
-        const bool ok = regs_->with_range(w.h.key, w.h.address + w.sent, n, [&](char* src) {
-          memcpy(at + sizeof h, src, n);
-        });
-        if (!ok) {
-          staging_give(b);
-          note_refused(rank);
-          w = rma_work{rma_work::what::message, own_kind::read_fail,
-                       {w.h.op, 0, 0, w.h.length - w.sent}, nullptr, 0};
-          stalled = true;  // sent as a message on the next turn of the loop
+    const bool write = w.w == rma_work::what::write;
+    while (w.sent < w.h.length || w.staged >= 0) {
+      if (w.staged < 0) {
+        // A bounded turn: the core's own messages to this peer wait for the
+        // send lock meanwhile (they retry), so a long transfer yields it.
+        const int b = pieces < max_pieces_per_turn ? staging_take(rank) : -1;
+        if (b < 0) {
+          stalled = true;
           break;
         }
+        ++pieces;
+        char* at = staging_.data() + static_cast<size_t>(b) * staging_size_;
+        const uint64_t n = std::min<uint64_t>(piece_, w.h.length - w.sent);
+        rma_header h{};
+        if (write) {
+          h = {w.h.op, w.h.address + w.sent, w.h.key, n};
+          memcpy(at + sizeof h, w.source + w.sent, n);
+        } else {
+          // Checked again for every piece: the owner may have deregistered
+          // the memory since the request (then the rest is refused).
+          h = {w.h.op, w.sent, 0, n};
+          const bool ok = regs_->with_range(w.h.key, w.h.address + w.sent, n, [&](char* src) {
+            memcpy(at + sizeof h, src, n);
+          });
+          if (!ok) {
+            staging_give(b);
+            note_refused(rank);
+            w = rma_work{rma_work::what::message, own_kind::read_fail,
+                         {w.h.op, 0, 0, w.h.length - w.sent}, nullptr, 0};
+            stalled = true;  // sent as a message on the next turn of the loop
+            break;
+          }
+        }
+        memcpy(at, &h, sizeof h);
+        w.staged = b;
+        w.staged_bytes = static_cast<uint32_t>(n);
+        w.sent += n;
+        // Copied out: from here an acknowledgement may count these bytes.
+        if (write) ops_->note_sent(w.h.op, rank, n);
       }
-      memcpy(at, &h, sizeof h);
-      if (post_own_locked(s, rank, k, at, sizeof h + n) != status::ok) {
-        staging_give(b);
-        stalled = true;
+      char* at = staging_.data() + static_cast<size_t>(w.staged) * staging_size_;
+      if (post_own_locked(s, rank, write ? own_kind::write_piece : own_kind::read_data, at,
+                          sizeof(rma_header) + w.staged_bytes) != status::ok) {
+        stalled = true;  // the piece stays staged for the next turn
         break;
       }
-      w.sent += n;
+      w.staged = -1;
     }
     if (w.w == rma_work::what::message) continue;  // a read turned into read_fail
     if (stalled) break;
@@ -171,7 +177,7 @@ status ofi_device::soft_write(int rank, const void* buf, size_t len, uint64_t ra
                                  static_cast<char*>(const_cast<void*>(buf)), len, ctx);
   if (!id) return status::retry;
   if (len == 0) {
-    ops_->count(id, rank, rma_ops::kind::write, 0, false);
+    ops_->finish_empty(id);
     return status::ok;
   }
   soft_queue(rank, rma_work{rma_work::what::write, own_kind::write_piece, {id, raddr, rkey, len},
@@ -184,7 +190,7 @@ status ofi_device::soft_read(int rank, void* buf, size_t len, uint64_t raddr, ui
   const uint64_t id = ops_->take(rma_ops::kind::read, rank, static_cast<char*>(buf), len, ctx);
   if (!id) return status::retry;
   if (len == 0) {
-    ops_->count(id, rank, rma_ops::kind::read, 0, false);
+    ops_->finish_empty(id);
     return status::ok;
   }
   soft_queue(rank, rma_work{rma_work::what::message, own_kind::read_request,
@@ -236,10 +242,13 @@ void ofi_device::on_own_message(int src, uint32_t imm, const char* payload, size
     }
     case own_kind::read_data: {
       if (h.length != n) break;
-      char* dst = ops_->read_target(h.op, src, h.address, n);
+      // The operation is held while its buffer is written: a failure sweep
+      // that ends it meanwhile waits to hand it out until the copy is over;
+      // a piece for an operation that ended is dropped.
+      char* dst = ops_->read_begin(h.op, src, h.address, n);
       if (!dst) break;
       memcpy(dst, data, n);
-      if (!ops_->count(h.op, src, rma_ops::kind::read, n, false)) break;
+      if (!ops_->read_end(h.op, n)) break;
       return;
     }
     case own_kind::write_ack:
