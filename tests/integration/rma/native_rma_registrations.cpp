@@ -212,6 +212,7 @@ void stalled_reader() {
     recv_msg(1, note, sizeof note, q);
     send_msg(2, note, sizeof note);  // rank 1's answers wait: rank 2 starts
     drive_until_marker("reader_done");
+    drive_until_marker("others_done");
     release_regions(regions);
     OK(LCI_memory_deregister(&seg));
     munmap(buf, len);
