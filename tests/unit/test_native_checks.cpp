@@ -176,7 +176,8 @@ TEST_CASE("registration table: 5000 random keys, stale and unknown keys refused"
     keys[i] = rng();
     REQUIRE(reg_table_insert(table.data(), keys[i], i * 64, 64));
   }
-  for (size_t i = 0; i < keys.size(); ++i) CHECK(reg_table_allows(table.data(), keys[i], i * 64, 64));
+  for (size_t i = 0; i < keys.size(); ++i)
+    CHECK(reg_table_allows(table.data(), keys[i], i * 64, 64));
   for (size_t i = 1; i < keys.size(); i += 2) reg_table_erase(table.data(), keys[i]);
   size_t wrong = 0;
   for (size_t i = 0; i < keys.size(); ++i)

@@ -403,10 +403,16 @@ void change_bucket(reg_bucket& b, F f) {
   b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
+// A bucket's reach, bounded (the segment is mapped writable by the peers).
+uint64_t reach_of(const reg_bucket& b) {
+  const uint64_t reach = __atomic_load_n(&b.reach, __ATOMIC_RELAXED);
+  return reach < reg_max_reach ? reach : reg_max_reach;
+}
+
 // The owner's search: the bucket and entry of `key` within reach of its home.
 bool find_entry(reg_bucket* table, uint64_t key, reg_bucket** bucket, int* entry) {
   const size_t home = reg_bucket_of(key);
-  const uint64_t reach = table[home].reach;
+  const uint64_t reach = reach_of(table[home]);
   for (uint64_t d = 0; d <= reach; ++d) {
     reg_bucket& b = bucket_at(table, home, d);
     for (int i = 0; i < 8; ++i)
@@ -437,7 +443,8 @@ bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t l
     });
     // The entry first, then the reach that lets readers find it.
     reg_bucket& h = table[home];
-    if (d > h.reach) change_bucket(h, [&] { __atomic_store_n(&h.reach, d, __ATOMIC_RELAXED); });
+    if (d > reach_of(h))
+      change_bucket(h, [&] { __atomic_store_n(&h.reach, d, __ATOMIC_RELAXED); });
     return true;
   }
   return false;
@@ -447,17 +454,21 @@ void reg_table_erase(reg_bucket* table, uint64_t key) {
   reg_bucket* b = nullptr;
   int i = 0;
   if (!find_entry(table, key, &b, &i)) return;
-  change_bucket(*b, [&] { __atomic_store_n(&b->used, b->used & ~(uint64_t{1} << i), __ATOMIC_RELAXED); });
+  change_bucket(*b, [&] {
+    __atomic_store_n(&b->used, b->used & ~(uint64_t{1} << i), __ATOMIC_RELAXED);
+  });
   // The home's reach shrinks to the farthest key of that home still there.
   const size_t home = reg_bucket_of(key);
   reg_bucket& h = table[home];
   uint64_t reach = 0;
-  for (uint64_t d = 1; d <= h.reach; ++d) {
+  const uint64_t was = reach_of(h);
+  for (uint64_t d = 1; d <= was; ++d) {
     const reg_bucket& o = bucket_at(table, home, d);
     for (int k = 0; k < 8; ++k)
       if ((o.used >> k & 1) && reg_bucket_of(o.key[k]) == home) reach = d;
   }
-  if (reach != h.reach) change_bucket(h, [&] { __atomic_store_n(&h.reach, reach, __ATOMIC_RELAXED); });
+  if (reach != h.reach)
+    change_bucket(h, [&] { __atomic_store_n(&h.reach, reach, __ATOMIC_RELAXED); });
 }
 
 namespace {

@@ -429,7 +429,8 @@ void many() {
     phase("puts with stale keys");
     for (int i = 1; i < k_many; i += 2, ++tried) accepted += put(texts[i], 0);
     phase("puts with random keys");
-    for (int i = 0; i < 1000; ++i, ++tried) accepted += put(texts[1 + 2 * (i % (k_many / 2))], rng() | 1);
+    for (int i = 0; i < 1000; ++i, ++tried)
+      accepted += put(texts[1 + 2 * (i % (k_many / 2))], rng() | 1);
     EXPECT(accepted == 0, "%d of %d puts with stale or random keys were accepted", accepted,
            tried);
     phase("a put with a live key");
