@@ -432,7 +432,7 @@ bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t l
   const size_t home = reg_bucket_of(key);
   for (uint64_t d = 0; d <= reg_max_reach; ++d) {
     reg_bucket& b = bucket_at(table, home, d);
-    const uint64_t used = b.used;
+    const uint64_t used = b.used & 0xff;  // (peers map the segment writable)
     if (used == 0xff) continue;
     const int i = __builtin_ctzll(~used);
     change_bucket(b, [&] {
