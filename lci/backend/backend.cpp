@@ -123,7 +123,12 @@ mr backend_device::register_memory(void* addr, size_t len, mr_access a) {
     m.handle = this;  // nothing to hold: cross-memory attach needs no registration
     m.rkey = random_bits();
   }
-  if (native_) native_->record_registration(addr, len, a, m.rkey);
+  if (native_ && !native_->record_registration(addr, len, a, m.rkey)) {
+    // The native transport cannot publish the key: refused (the program may retry).
+    if (net_)
+      net_->deregister_memory(m);
+    return mr{};
+  }
   return m;
 }
 

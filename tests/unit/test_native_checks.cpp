@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -179,7 +180,7 @@ TEST_CASE("op_table: a reply refused for its rank or kind never stops the operat
   CHECK(t->in_flight() == 0);
 }
 
-TEST_CASE("registration table: key and range, erase, overflow") {
+TEST_CASE("registration table: key and range, erase, full buckets") {
   std::vector<reg_bucket> table(reg_buckets);
   memset(static_cast<void*>(table.data()), 0, table.size() * sizeof(reg_bucket));
   REQUIRE(reg_table_insert(table.data(), 0xabc, 1000, 100));
@@ -192,16 +193,57 @@ TEST_CASE("registration table: key and range, erase, overflow") {
   CHECK_FALSE(reg_table_allows(table.data(), 0xabc, ~uint64_t{0} - 5, 10));  // no wrap
   reg_table_erase(table.data(), 0xabc);
   CHECK_FALSE(reg_table_allows(table.data(), 0xabc, 1000, 100));
-  // Nine keys of one bucket: the ninth does not fit, and the bucket then
-  // allows keys it does not know (it cannot tell them from the ninth).
+  // Twenty keys of one bucket: those that do not fit lie in the next
+  // buckets and are found; a key the table does not hold is refused,
+  // also once keys of its bucket were erased.
   std::vector<uint64_t> same;
-  for (uint64_t k = 1; same.size() < 9; ++k)
+  for (uint64_t k = 1; same.size() < 22; ++k)
     if (reg_bucket_of(k) == reg_bucket_of(0x777)) same.push_back(k);
-  for (size_t i = 0; i < 8; ++i) CHECK(reg_table_insert(table.data(), same[i], 0, 10));
-  CHECK_FALSE(reg_table_allows(table.data(), same[8], 0, 10));
-  CHECK_FALSE(reg_table_insert(table.data(), same[8], 0, 10));
-  CHECK(reg_table_allows(table.data(), same[8], 0, 10));
+  for (size_t i = 0; i < 20; ++i) CHECK(reg_table_insert(table.data(), same[i], i * 100, 10));
+  for (size_t i = 0; i < 20; ++i) CHECK(reg_table_allows(table.data(), same[i], i * 100, 10));
+  CHECK_FALSE(reg_table_allows(table.data(), same[20], 0, 10));
   CHECK_FALSE(reg_table_allows(table.data(), same[0], 0, 11));  // known keys keep their range
+  for (size_t i = 0; i < 20; i += 2) reg_table_erase(table.data(), same[i]);
+  for (size_t i = 0; i < 20; ++i)
+    CHECK(reg_table_allows(table.data(), same[i], i * 100, 10) == (i % 2 == 1));
+  CHECK_FALSE(reg_table_allows(table.data(), same[21], 0, 10));
+  // A key recorded again replaces its entry.
+  CHECK(reg_table_insert(table.data(), same[1], 5000, 10));
+  CHECK(reg_table_allows(table.data(), same[1], 5000, 10));
+  CHECK_FALSE(reg_table_allows(table.data(), same[1], 100, 10));
+}
+
+TEST_CASE("registration table: 5000 random keys, stale and unknown keys refused") {
+  std::vector<reg_bucket> table(reg_buckets);
+  memset(static_cast<void*>(table.data()), 0, table.size() * sizeof(reg_bucket));
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> keys(5000);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = rng();
+    REQUIRE(reg_table_insert(table.data(), keys[i], i * 64, 64));
+  }
+  for (size_t i = 0; i < keys.size(); ++i)
+    CHECK(reg_table_allows(table.data(), keys[i], i * 64, 64));
+  for (size_t i = 1; i < keys.size(); i += 2) reg_table_erase(table.data(), keys[i]);
+  size_t wrong = 0;
+  for (size_t i = 0; i < keys.size(); ++i)
+    wrong += reg_table_allows(table.data(), keys[i], i * 64, 64) != (i % 2 == 0);
+  for (int i = 0; i < 100000; ++i) wrong += reg_table_allows(table.data(), rng(), 0, 1);
+  CHECK(wrong == 0);
+  // Filled up: the keys that find no room are refused, not allowed.
+  size_t refused = 0;
+  std::vector<uint64_t> more;
+  for (size_t i = 0; i < reg_buckets * 8; ++i) {
+    const uint64_t k = rng();
+    if (reg_table_insert(table.data(), k, 0, 8))
+      more.push_back(k);
+    else
+      ++refused;
+  }
+  CHECK(refused > 0);
+  for (uint64_t k : more) CHECK(reg_table_allows(table.data(), k, 0, 8));
+  for (int i = 0; i < 100000; ++i) wrong += reg_table_allows(table.data(), rng(), 0, 1);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("common_ancestor: the nearest process all descend from") {

@@ -278,7 +278,7 @@ native_device::native_device(int rank, int nranks, int group_index, const option
   local_.format();
   peers_.resize(static_cast<size_t>(nranks));
   is_local_.assign(static_cast<size_t>(nranks), 0);
-  replies_of_.assign(static_cast<size_t>(nranks), 0);
+  replies_.resize(static_cast<size_t>(nranks));
 }
 
 std::string native_device::address() const {
@@ -401,81 +401,170 @@ native_device::~native_device() {
 
 // ---- registrations ----------------------------------------------------------------
 
-bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t length) {
-  reg_bucket& b = table[reg_bucket_of(key)];
-  const uint64_t used = b.used;
-  if (used == 0xff) {
-    __atomic_store_n(&b.overflow, 1, __ATOMIC_RELAXED);
-    return false;
-  }
-  const int i = __builtin_ctzll(~used);
+namespace {
+
+reg_bucket& bucket_at(reg_bucket* table, size_t home, uint64_t d) {
+  return table[(home + d) & (reg_buckets - 1)];
+}
+
+// A change of one bucket, between two increments of its version (odd while
+// it lasts).
+template <class F>
+void change_bucket(reg_bucket& b, F f) {
   b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  __atomic_store_n(&b.key[i], key, __ATOMIC_RELAXED);
-  __atomic_store_n(&b.base[i], base, __ATOMIC_RELAXED);
-  __atomic_store_n(&b.length[i], length, __ATOMIC_RELAXED);
-  __atomic_store_n(&b.used, used | (uint64_t{1} << i), __ATOMIC_RELAXED);
+  f();
   b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  return true;
+}
+
+// A bucket's reach, bounded (the segment is mapped writable by the peers).
+uint64_t reach_of(const reg_bucket& b) {
+  const uint64_t reach = __atomic_load_n(&b.reach, __ATOMIC_RELAXED);
+  return reach < reg_max_reach ? reach : reg_max_reach;
+}
+
+// The owner's search: the bucket and entry of `key` within reach of its home.
+bool find_entry(reg_bucket* table, uint64_t key, reg_bucket** bucket, int* entry) {
+  const size_t home = reg_bucket_of(key);
+  const uint64_t reach = reach_of(table[home]);
+  for (uint64_t d = 0; d <= reach; ++d) {
+    reg_bucket& b = bucket_at(table, home, d);
+    for (int i = 0; i < 8; ++i)
+      if ((b.used >> i & 1) && b.key[i] == key) {
+        *bucket = &b;
+        *entry = i;
+        return true;
+      }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t length) {
+  reg_table_erase(table, key);
+  const size_t home = reg_bucket_of(key);
+  for (uint64_t d = 0; d <= reg_max_reach; ++d) {
+    reg_bucket& b = bucket_at(table, home, d);
+    const uint64_t used = b.used & 0xff;  // (peers map the segment writable)
+    if (used == 0xff) continue;
+    const int i = __builtin_ctzll(~used);
+    change_bucket(b, [&] {
+      __atomic_store_n(&b.key[i], key, __ATOMIC_RELAXED);
+      __atomic_store_n(&b.base[i], base, __ATOMIC_RELAXED);
+      __atomic_store_n(&b.length[i], length, __ATOMIC_RELAXED);
+      __atomic_store_n(&b.used, used | (uint64_t{1} << i), __ATOMIC_RELAXED);
+    });
+    // The entry first, then the reach that lets readers find it.
+    reg_bucket& h = table[home];
+    if (d > reach_of(h))
+      change_bucket(h, [&] { __atomic_store_n(&h.reach, d, __ATOMIC_RELAXED); });
+    return true;
+  }
+  return false;
 }
 
 void reg_table_erase(reg_bucket* table, uint64_t key) {
-  reg_bucket& b = table[reg_bucket_of(key)];
-  for (int i = 0; i < 8; ++i) {
-    if (!(b.used >> i & 1) || b.key[i] != key) continue;
-    b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    __atomic_store_n(&b.used, b.used & ~(uint64_t{1} << i), __ATOMIC_RELAXED);
-    b.version.store(b.version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    return;
+  reg_bucket* b = nullptr;
+  int i = 0;
+  if (!find_entry(table, key, &b, &i)) return;
+  change_bucket(*b, [&] {
+    __atomic_store_n(&b->used, b->used & ~(uint64_t{1} << i), __ATOMIC_RELAXED);
+  });
+  // The home's reach shrinks to the farthest key of that home still there.
+  const size_t home = reg_bucket_of(key);
+  reg_bucket& h = table[home];
+  uint64_t reach = 0;
+  const uint64_t was = reach_of(h);
+  for (uint64_t d = 1; d <= was; ++d) {
+    const reg_bucket& o = bucket_at(table, home, d);
+    for (int k = 0; k < 8; ++k)
+      if ((o.used >> k & 1) && reg_bucket_of(o.key[k]) == home) reach = d;
   }
+  if (reach != h.reach)
+    change_bucket(h, [&] { __atomic_store_n(&h.reach, reach, __ATOMIC_RELAXED); });
 }
 
-bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, uint64_t length) {
-  const reg_bucket& b = table[reg_bucket_of(key)];
+namespace {
+
+// One bucket read consistently: whether it holds `key` (and its range);
+// with `reach`, also its reach. False after too many torn reads.
+bool read_bucket(const reg_bucket& b, uint64_t key, bool* found, uint64_t* base, uint64_t* len,
+                 uint64_t* reach) {
   // A bounded number of tries: the owner changes a bucket in a few stores;
   // one that never settles (a peer writing it) is refused.
   for (int tries = 0; tries < 1000; ++tries) {
     const uint64_t v1 = b.version.load(std::memory_order_acquire);
     if (v1 & 1) continue;
     const uint64_t used = __atomic_load_n(&b.used, __ATOMIC_RELAXED);
-    bool found = false;
-    uint64_t base = 0, len = 0;
-    for (int i = 0; i < 8 && !found; ++i) {
+    *found = false;
+    for (int i = 0; i < 8 && !*found; ++i) {
       if (!(used >> i & 1) || __atomic_load_n(&b.key[i], __ATOMIC_RELAXED) != key) continue;
-      found = true;
-      base = __atomic_load_n(&b.base[i], __ATOMIC_RELAXED);
-      len = __atomic_load_n(&b.length[i], __ATOMIC_RELAXED);
+      *found = true;
+      *base = __atomic_load_n(&b.base[i], __ATOMIC_RELAXED);
+      *len = __atomic_load_n(&b.length[i], __ATOMIC_RELAXED);
     }
-    const bool overflow = __atomic_load_n(&b.overflow, __ATOMIC_RELAXED) != 0;
+    if (reach) *reach = __atomic_load_n(&b.reach, __ATOMIC_RELAXED);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (b.version.load(std::memory_order_relaxed) != v1) continue;
-    if (!found) return overflow;
-    const uint64_t end = base + len;
-    return address >= base && address <= end && length <= end - address;
+    if (b.version.load(std::memory_order_relaxed) == v1) return true;
   }
   return false;
 }
 
-void native_device::record_registration(void* addr, size_t len, net::mr_access access,
-                                     uint64_t key) {
-  if (access != net::mr_access::remote) return;
+}  // namespace
+
+bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, uint64_t length) {
+  const size_t home = reg_bucket_of(key);
+  bool found = false;
+  uint64_t base = 0, len = 0, reach = 0;
+  if (!read_bucket(table[home], key, &found, &base, &len, &reach)) return false;
+  // The reach is read from another process's memory: bounded here.
+  if (reach > reg_max_reach) reach = reg_max_reach;
+  for (uint64_t d = 1; !found && d <= reach; ++d)
+    if (!read_bucket(table[(home + d) & (reg_buckets - 1)], key, &found, &base, &len, nullptr))
+      return false;
+  if (!found) return false;
+  const uint64_t end = base + len;
+  return address >= base && address <= end && length <= end - address;
+}
+
+bool native_device::record_registration(void* addr, size_t len, net::mr_access access,
+                                       uint64_t key) {
+  if (access != net::mr_access::remote) return true;
   std::lock_guard<std::mutex> g(regs_lock_);
+  if (!reg_table_insert(own_regs_, key, reinterpret_cast<uint64_t>(addr), len)) {
+    // Its cross-memory peers could not check this key: refused, so that
+    // no key is ever allowed that the table does not hold.
+    if (!table_full_warned_)
+      LCI_WARN("device %d: a registration for remote access was refused (LCI_ERR_RETRY): the "
+               "shared-memory registration table has no room where its key falls (%zu "
+               "registrations for remote access now, of at most %zu)",
+               group_index_, regs_.size(), reg_buckets * 8);
+    table_full_warned_ = true;
+    return false;
+  }
   regs_[key] = {reinterpret_cast<uint64_t>(addr), len};
-  reg_table_insert(own_regs_, key, reinterpret_cast<uint64_t>(addr), len);
+  return true;
 }
 
 void native_device::forget_registration(uint64_t key) {
+  // Under the lock: a pipelined copy from or into this memory checks the
+  // registration and copies under the same lock, so none runs after this
+  // returns.
   std::lock_guard<std::mutex> g(regs_lock_);
   if (regs_.erase(key)) reg_table_erase(own_regs_, key);
 }
 
-bool native_device::registered(uint64_t address, uint64_t length, uint64_t key) {
-  std::lock_guard<std::mutex> g(regs_lock_);
+bool native_device::registered_locked(uint64_t address, uint64_t length, uint64_t key) const {
   auto it = regs_.find(key);
   if (it == regs_.end()) return false;
   const uint64_t base = it->second.first, end = base + it->second.second;
   return address >= base && address <= end && length <= end - address;
+}
+
+bool native_device::registered(uint64_t address, uint64_t length, uint64_t key) {
+  std::lock_guard<std::mutex> g(regs_lock_);
+  return registered_locked(address, length, key);
 }
 
 // ---- bulk data ----------------------------------------------------------------------
@@ -652,20 +741,25 @@ int native_device::take_other(cell* c, const cell_fields& f, completion* out) {
       return 1;
     case cell_kind::write_data: {
       // The answer needs a place in the reply queue, bounded per peer.
-      if (replies_of_[static_cast<size_t>(f.src)] >= op_table::slots) {
+      const size_t src = static_cast<size_t>(f.src);
+      if (replies_[src].size() >= op_table::slots) {
         drop(*out, f, "operation (more unanswered requests than a peer can have)");
         return 1;
       }
-      pending_reply r{f.src, cell_kind::write_ack, 0, 0, f.op, true};
-      r.ok = registered(f.address, f.length, f.key);
+      pending_reply r{cell_kind::write_ack, true, 0, 0, 0, f.op};
+      {
+        // Checked and copied under the registration lock: a deregistration
+        // waits for the copy, and none starts after it.
+        std::lock_guard<std::mutex> g(regs_lock_);
+        r.ok = registered_locked(f.address, f.length, f.key);
+        // f.address was checked: the copy uses it, not the cell's field again.
+        if (r.ok && f.length) memcpy(reinterpret_cast<void*>(f.address), c->data(), f.length);
+      }
+      queue_reply(f.src, r);
       if (!r.ok) {
         drop(*out, f, "address or key (a write outside every registration for remote access)");
-        queue_reply(r);
         return 1;
       }
-      // f.address was checked: the copy uses it, not the cell's field again.
-      if (f.length) memcpy(reinterpret_cast<void*>(f.address), c->data(), f.length);
-      queue_reply(r);
       if (!(f.flags & flag_has_imm)) return 0;
       out->kind = completion_kind::remote_write;
       out->src_rank = f.src;
@@ -675,14 +769,21 @@ int native_device::take_other(cell* c, const cell_fields& f, completion* out) {
       return 1;
     }
     case cell_kind::read_request: {
-      if (replies_of_[static_cast<size_t>(f.src)] >= op_table::slots) {
+      const size_t src = static_cast<size_t>(f.src);
+      if (replies_[src].size() >= op_table::slots) {
         drop(*out, f, "operation (more unanswered requests than a peer can have)");
         return 1;
       }
-      pending_reply r{f.src, cell_kind::read_reply, f.address, f.length, f.op, true};
-      r.ok = registered(f.address, f.length, f.key);
-      queue_reply(r);
-      if (!r.ok) {
+      // The range is checked where the bytes are copied (reply()); a
+      // request that must wait is also checked now, for the report.
+      pending_reply r{cell_kind::read_reply, true, f.address, f.length, f.key, f.op};
+      answer a = replies_[src].empty() ? reply(f.src, r) : answer::full;
+      if (a == answer::full) {
+        r.ok = registered(f.address, f.length, f.key);
+        a = queue_reply(f.src, r);
+        if (!r.ok) a = answer::refused;
+      }
+      if (a == answer::refused) {
         drop(*out, f, "address or key (a read outside every registration for remote access)");
         return 1;
       }
@@ -720,41 +821,59 @@ int native_device::take_other(cell* c, const cell_fields& f, completion* out) {
   return 0;
 }
 
-void native_device::queue_reply(const pending_reply& r) {
-  if (replies_.empty() && reply(r)) return;
-  replies_.push_back(r);
+native_device::answer native_device::queue_reply(int rank, const pending_reply& r) {
+  std::deque<pending_reply>& q = replies_[static_cast<size_t>(rank)];
+  if (q.empty()) {
+    const answer a = reply(rank, r);
+    if (a != answer::full) return a;
+    replying_.push_back(rank);
+  }
+  q.push_back(r);
+  ++replies_count_;
   replies_waiting_.store(1, std::memory_order_relaxed);
-  ++replies_of_[static_cast<size_t>(r.rank)];
+  return answer::full;
 }
 
-bool native_device::reply(const pending_reply& r) {
-  peer& p = peers_[static_cast<size_t>(r.rank)];
+native_device::answer native_device::reply(int rank, const pending_reply& r) {
+  peer& p = peers_[static_cast<size_t>(rank)];
   ring::slot s = p.inbound.reserve();
-  if (!s.cell) return false;
+  if (!s.cell) return answer::full;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
-  const bool data = r.kind == cell_kind::read_reply && r.ok;
+  bool ok = r.ok;
   c->kind = static_cast<uint8_t>(r.kind);
-  c->flags = r.ok ? 0 : flag_error;
   c->src = rank_;
   c->imm = 0;
-  c->length = data ? static_cast<uint32_t>(r.length) : 0;
   c->address = 0;
   c->key = 0;
   c->op = r.op;
-  if (data && r.length) memcpy(c->data(), reinterpret_cast<const void*>(r.address), r.length);
+  if (r.kind == cell_kind::read_reply && ok) {
+    // The registration as it is now, and the copy under the same lock.
+    std::lock_guard<std::mutex> g(regs_lock_);
+    ok = registered_locked(r.address, r.length, r.key);
+    if (ok && r.length) memcpy(c->data(), reinterpret_cast<const void*>(r.address), r.length);
+  }
+  c->flags = ok ? 0 : flag_error;
+  c->length = r.kind == cell_kind::read_reply && ok ? static_cast<uint32_t>(r.length) : 0;
   ring::publish(s);
-  return true;
+  return ok || r.kind != cell_kind::read_reply ? answer::sent : answer::refused;
 }
 
 void native_device::send_pending_replies() {
-  // A reply to a peer that died is dropped (its full ring is drained by
-  // nobody), or it would hold the replies to the living behind it.
-  while (!replies_.empty() &&
-         (peers_[static_cast<size_t>(replies_.front().rank)].dead || reply(replies_.front()))) {
-    --replies_of_[static_cast<size_t>(replies_.front().rank)];
-    replies_.pop_front();
+  // Each requester with answers waiting in turn: as many of its answers as
+  // its ring takes. A requester that died is answered no more (its full
+  // ring is drained by nobody).
+  for (size_t turns = replying_.size(); turns > 0; --turns) {
+    const int rank = replying_.front();
+    replying_.pop_front();
+    std::deque<pending_reply>& q = replies_[static_cast<size_t>(rank)];
+    const bool dead = peers_[static_cast<size_t>(rank)].dead;
+    while (!q.empty() && (dead || reply(rank, q.front()) != answer::full)) {
+      q.pop_front();
+      --replies_count_;
+    }
+    if (!q.empty()) replying_.push_back(rank);
   }
-  if (replies_.empty()) replies_waiting_.store(0, std::memory_order_relaxed);
+  if (replying_.empty()) replies_waiting_.store(0, std::memory_order_relaxed);
 }
 
 // ---- tests ----------------------------------------------------------------------------

@@ -50,7 +50,15 @@
 // replies and acknowledgements name the slot and its generation, and are
 // accepted only from the rank the operation went to, with the length it
 // asked for. A target keeps at most op_table::slots unanswered requests
-// per peer (a peer never has more outstanding); more are dropped.
+// per peer (a peer never has more outstanding); more are dropped. An
+// answer that finds its requester's ring full waits in that requester's
+// own queue (the requesters with answers waiting are served in turn, so a
+// rank that stops draining its ring delays nobody else's), and a read's
+// bytes are copied only when its answer goes, under the registration
+// lock, after its range is checked again: memory deregistered meanwhile
+// (perhaps unmapped) is answered with a refusal, never read. A pipelined
+// write is likewise checked and copied under that lock, so no copy from
+// or into a registration runs after its deregistration returns.
 //
 // Completions of this process's own operations (send_done, rma_done,
 // failed) go through a private ring of the same kind, drained by poll();
@@ -209,41 +217,46 @@ struct segment_header {
   alignas(64) uint64_t probe;              // read by peers to test cross-memory attach
 };
 inline constexpr uint64_t segment_magic = 0x4c43495f53484d31ull;  // "LCI_SHM1"
-inline constexpr uint32_t segment_version = 4;
+inline constexpr uint32_t segment_version = 5;
 static_assert(sizeof(segment_header) <= 256, "segment header layout");
 
 // The owner's registrations for remote access, published in its segment so
 // that a peer's cross-memory write or read can check its key and range
 // before it copies (as a NIC checks an RDMA key): memory deregistered,
 // and perhaps freed, is then refused instead of written. A hash table of
-// reg_buckets buckets of 8 entries, by key; only the owner writes it
-// (under its registration lock), bracketing each change with an odd
-// version, and readers retry while the version is odd or moved. A bucket
-// that was ever full is marked `overflow`: a key not found there may be
-// one that did not fit, and is allowed (the check is for mistakes of the
-// job's own ranks, which may copy into each other's memory anyway).
+// reg_buckets buckets of 8 entries, by key, with linear probing: a key
+// whose home bucket is full lies in one of the next buckets, and the home
+// bucket's `reach` says how many of them its keys may occupy (at most
+// reg_max_reach), so a lookup reads the home bucket and `reach` more and
+// an unknown key is always refused. Only the owner writes the table (under
+// its registration lock), bracketing each change of a bucket with an odd
+// version; readers retry while the version is odd or moved. A key that
+// finds no free entry within reach is not recorded: its registration is
+// refused (the program sees LCI_ERR_RETRY).
 struct reg_bucket {
   std::atomic<uint64_t> version;
-  uint64_t used;      // bit i: entry i is a registration
-  uint64_t overflow;  // 1: some registration found the bucket full
+  uint64_t used;   // bit i: entry i is a registration
+  uint64_t reach;  // keys of this home bucket lie in it or in the next `reach` buckets
   uint64_t pad;
   uint64_t key[8];
   uint64_t base[8];
   uint64_t length[8];
 };
 static_assert(sizeof(reg_bucket) == 224, "registration bucket layout");
-inline constexpr size_t reg_buckets = 1024;
+inline constexpr size_t reg_buckets = 2048;
+inline constexpr uint64_t reg_max_reach = 63;
 inline constexpr size_t reg_table_offset = 256;
 inline constexpr size_t cells_offset = reg_table_offset + reg_buckets * sizeof(reg_bucket);
 
 inline size_t reg_bucket_of(uint64_t key) {
-  return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 54) & (reg_buckets - 1);
+  return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 53) & (reg_buckets - 1);
 }
-// Owner only: records or forgets a registration.
+// Owner only: records (false: no room within reach of its bucket) or
+// forgets a registration. A key recorded again replaces its entry.
 bool reg_table_insert(reg_bucket* table, uint64_t key, uint64_t base, uint64_t length);
 void reg_table_erase(reg_bucket* table, uint64_t key);
 // Any process: whether [address, address + length) may be written or read
-// with `key` according to the owner's table.
+// with `key` according to the owner's table (an unknown key: never).
 bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, uint64_t length);
 
 // The transport's settings (from net::settings; their defaults are those
@@ -360,8 +373,10 @@ class native_device final {
 
   // Registrations: nothing to pin (cross-memory attach needs none); memory
   // for remote access is recorded under its key (the network backend's, or
-  // random_bits()) so that pipelined writes and reads can be checked.
-  void record_registration(void* addr, size_t len, net::mr_access access, uint64_t key);
+  // random_bits()) so that pipelined writes and reads can be checked, and
+  // published in the segment's table for cross-memory peers. False: the
+  // table has no room for the key (the registration is refused).
+  bool record_registration(void* addr, size_t len, net::mr_access access, uint64_t key);
   void forget_registration(uint64_t key);
 
   [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
@@ -567,7 +582,7 @@ class native_device final {
              uint64_t retarget);
   // Unanswered requests of peers (reads and writes) waiting for room in
   // their rings.
-  size_t pending_replies() const { return replies_.size(); }
+  size_t pending_replies() const { return replies_count_; }
   int ops_in_flight() const { return ops_.in_flight(); }
   // For the state dump: the inbound ring, each local peer's ring (as this
   // process sees it: cells any sender holds there), the pipelined
@@ -592,11 +607,12 @@ class native_device final {
     bool dead = false;     // exited without closing (reported to opt_.peer_failed)
   };
   struct pending_reply {   // a request whose answer found the requester's ring full
-    int rank;
     cell_kind kind;        // read_reply or write_ack
-    uint64_t address, length, op;
-    bool ok;
+    bool ok;               // read_reply: checked again when sent
+    uint64_t address, length, key, op;
   };
+  // What reply() did.
+  enum class answer : uint8_t { full, sent, refused };
   struct local_cell {      // a cell of the private completion ring
     std::atomic<uint64_t> seq;
     completion c;
@@ -660,11 +676,18 @@ class native_device final {
   // The cells other than valid messages; -1: leave the cell for later.
   int take_other(cell* c, const cell_fields& f, completion* out);
   void send_pending_replies();
-  bool reply(const pending_reply& r);
-  void queue_reply(const pending_reply& r);
+  // Answers `rank` in its ring: `full` if there is no room. A read's bytes
+  // are copied under the registration lock after the range is checked
+  // against the registrations as they are then (`refused`: the answer
+  // says so and carries nothing), so that memory deregistered since the
+  // request, perhaps unmapped, is never read.
+  answer reply(int rank, const pending_reply& r);
+  // Answers at once where nothing waits for `rank`, else after what waits.
+  answer queue_reply(int rank, const pending_reply& r);
   // The range [address, address + length) lies in one registration for
-  // remote access with this key.
+  // remote access with this key (registered_locked: regs_lock_ held).
   bool registered(uint64_t address, uint64_t length, uint64_t key);
+  bool registered_locked(uint64_t address, uint64_t length, uint64_t key) const;
   void check_peers();
   // Frees the cell at `head` of the inbound ring if a peer that exited
   // claimed it and never published it.
@@ -703,8 +726,12 @@ class native_device final {
   void* in_place_arg_ = nullptr;
   int64_t last_check_ns_ = 0;
   uint32_t dead_peers_ = 0;  // local peers found exited (check_peers)
-  std::deque<pending_reply> replies_;
-  std::vector<uint32_t> replies_of_;  // by rank: entries of replies_
+  // Answers that found their requester's ring full, one queue per
+  // requester (a rank that does not drain its ring delays its own answers
+  // only), and the ranks whose queue is not empty, served in turn.
+  std::vector<std::deque<pending_reply>> replies_;
+  std::deque<int> replying_;
+  size_t replies_count_ = 0;
 
   ring local_;  // this process's completions
   void* local_memory_ = nullptr;  // its tail and cells
@@ -725,6 +752,7 @@ class native_device final {
   // Registrations for remote access, by key (pipelined bulk data only).
   std::mutex regs_lock_;
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> regs_;  // key -> (address, length)
+  bool table_full_warned_ = false;
 };
 
 }  // namespace lci::native
