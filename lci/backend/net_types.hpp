@@ -1,6 +1,7 @@
 // Types shared by the protocol layer and every backend (see backend.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -90,6 +91,9 @@ struct settings {
   // ... and whether a rank is suspected (sends to it wait until it is
   // alive again or dead); nullptr: none is.
   bool (*is_suspected)(int rank) = nullptr;
+  // LCI's tests (LCIT_fail_next_sends, only with LCI_TEST_HOOKS=1): a count
+  // of message sends to fail as if their connection broke; nullptr: none.
+  std::atomic<int>* test_fail_sends = nullptr;
 };
 
 // What a registration allows: `source` memory is only read by this

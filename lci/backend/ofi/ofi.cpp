@@ -219,6 +219,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   }
   is_failed_ = s.is_failed;
   is_suspected_ = s.is_suspected;
+  test_fail_sends_ = s.test_fail_sends;
   report_ = s.report_evidence;
   if (soft_) {
     soft_setup(s.max_payload);
@@ -384,6 +385,13 @@ status ofi_device::inject_sealed_locked(message_auth::sender& s, int rank, const
 
 status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void* desc,
                                     uint32_t imm, void* ctx) {
+  if (__builtin_expect(test_fail_sends_ != nullptr, 0) && test_fail_sends_->load() > 0 &&
+      test_fail_sends_->fetch_sub(1) > 0) {
+    std::lock_guard<std::mutex> g(held_lock_);
+    test_failed_.push_back(ctx);
+    test_failed_any_.store(true, std::memory_order_release);
+    return status::ok;
+  }
   message_auth::sender s(*auth_, rank);
   if (!s.locked()) return status::retry;
   // The trailer goes in the buffer's room past the message (a packet's
@@ -455,6 +463,18 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
     }
   }
   count_received(received);
+  if (__builtin_expect(test_failed_any_.load(std::memory_order_relaxed), 0) && j < max) {
+    std::lock_guard<std::mutex> g(held_lock_);
+    while (!test_failed_.empty() && j < max) {
+      completion& c = out[j++];
+      c = completion{};
+      c.kind = completion_kind::failed;
+      c.ctx = test_failed_.back();
+      c.error = FI_ECONNRESET;
+      test_failed_.pop_back();
+    }
+    test_failed_any_.store(!test_failed_.empty(), std::memory_order_relaxed);
+  }
   if (!soft_) return j;
   if (soft_pending_.any()) soft_resume();
   if (j < max && (ops_->any_finished() || refused_.load(std::memory_order_relaxed) != refused_told_))

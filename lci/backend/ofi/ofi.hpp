@@ -376,6 +376,11 @@ class ofi_device final {
   // of peer states decides); nullptr: a peer's loss is fatal.
   void (*report_)(int rank, net::evidence e, const char* why) = nullptr;
   bool (*is_suspected_)(int rank) = nullptr;  // settings::is_suspected
+  // LCIT_fail_next_sends (settings::test_fail_sends): sends not posted,
+  // completed as failed by the next poll (under held_lock_).
+  std::atomic<int>* test_fail_sends_ = nullptr;
+  std::vector<void*> test_failed_;
+  std::atomic<bool> test_failed_any_{false};
   // Suspected peers (LCI_PEER_FAILURE=continue): probed every 200 ms of
   // polling; the staging buffers of RDMA pieces whose send failed wait in
   // held_pieces_ (under held_lock_) until the peer is alive or dead.
