@@ -63,7 +63,8 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
     o.max_payload = s.max_payload;
     o.cma = s.native_cma;
     o.test_no_cma_rank = s.native_test_no_cma_rank;
-    o.peer_failed = s.peer_failed;
+    o.report_evidence = s.report_evidence;
+    o.is_failed = s.is_failed;
     native_.emplace(me, nranks, group_index, o);
   }
   // One exchange decides every route: "host key,segment address", or "off".

@@ -1,6 +1,7 @@
 // Types shared by the protocol layer and every backend (see backend.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,20 @@ inline void annotate_poll([[maybe_unused]] const void* token) {
 
 enum class status : int { ok = 0, retry = 1 };
 
+// Evidence about a peer's liveness (settings::report_evidence). What each
+// kind does is decided in one place (lci/core/peer_failure.cpp):
+// connection_broke only raises suspicion; an authentic message clears it;
+// pid_gone, listener_refuses and declared confirm death; still_silent
+// confirms it once the peer has been suspected for the grace period.
+enum class evidence : uint8_t {
+  connection_broke,   // a send or RDMA piece to it failed (its connection reset or replaced)
+  authentic_message,  // a message that proves its sender arrived from it
+  still_silent,       // suspected, probed, and still no authentic message
+  pid_gone,           // its process exited (pidfd, kill(pid, 0)): this host only
+  listener_refuses,   // the kernel refuses a connection to its listening port
+  declared,           // the program or a test declared it failed (LCIT_fail_peer, a notice)
+};
+
 // What the backends are told by their creator (the core fills every field
 // from the configuration table once, at device creation: backend_settings()
 // in lci/core/config.cpp). The backends read nothing else: no environment,
@@ -64,12 +79,21 @@ struct settings {
   bool native_cma = false;      // LCI_SHM_CMA
   uint64_t native_ring_cells = 0;  // LCI_SHM_RING_SIZE
   int native_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
-  // LCI_PEER_FAILURE=continue: a peer found dead is reported here (any
-  // thread, once per peer) instead of ending the job; nullptr: end it.
-  void (*peer_failed)(int rank, const char* why) = nullptr;
-  // ... and whether a rank is known dead (nothing more is sent to it on
-  // the backend's own account, such as heartbeats); nullptr: none is.
+  // LCI_PEER_FAILURE=continue: what a backend learns about a peer's
+  // liveness is reported here (any thread), to the core's one owner of
+  // peer states (lci/core/peer_failure.hpp), which decides what it means;
+  // nullptr: a peer's loss ends the job.
+  void (*report_evidence)(int rank, evidence e, const char* why) = nullptr;
+  // ... whether a rank is declared dead (refused: nothing of it is acted
+  // on, nothing more is sent to it on the backend's own account, such as
+  // heartbeats); nullptr: none is.
   bool (*is_failed)(int rank) = nullptr;
+  // ... and whether a rank is suspected (sends to it wait until it is
+  // alive again or dead); nullptr: none is.
+  bool (*is_suspected)(int rank) = nullptr;
+  // LCI's tests (LCIT_fail_next_sends, only with LCI_TEST_HOOKS=1): a count
+  // of message sends to fail as if their connection broke; nullptr: none.
+  std::atomic<int>* test_fail_sends = nullptr;
 };
 
 // What a registration allows: `source` memory is only read by this

@@ -67,8 +67,10 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
   backend.max_payload = recv_size;
   backend.native_test_no_cma_rank = g_test_no_cma_rank.load(std::memory_order_relaxed);
   if (peer_failure_continues()) {
-    backend.peer_failed = &mark_peer_failed;
+    backend.report_evidence = &report_evidence;
     backend.is_failed = &peer_failed;
+    backend.is_suspected = &peer_suspected_slow;
+    if (cfg.test_hooks) backend.test_fail_sends = &g_test_fail_sends;
   }
   net = std::make_unique<net::backend_device>(boot, group_index, backend);
   // The network backend may append a trailer (message authentication) to

@@ -170,6 +170,11 @@ struct device {
   alignas(64) std::atomic<uint32_t> failure_epoch_seen{0};
   std::mutex failure_lock;
   std::vector<uint8_t> swept;
+  // Message sends that failed while their peer is only suspected
+  // (on_failed_send): sent again once it is alive, failed once it is dead
+  // (by the sweep); under held_lock.
+  spin_lock held_lock;
+  std::vector<packet*> held;
 
   // The longest RDMA piece towards `rank`.
   size_t piece_for(int rank) const {

@@ -38,6 +38,9 @@ namespace lci {
                                                            size_t length, int rank,
                                                            LCI_tag_t tag, LCI_comp_t comp,
                                                            void* user_context, const trailer* tr) {
+  // A suspected peer's connection may be another process's: nothing is
+  // sent to it until it proved alive or died (peer_failure.hpp).
+  if (__builtin_expect(peer_suspected(rank), 0)) return post_status::retry_queue_full;
   const bool own_buffer = d.owns_packet(address);
   const size_t total = length + (tr ? trailer_size : 0);
   if (total <= d.net->max_inject(rank) && (!tr || total <= 256)) {
@@ -92,6 +95,8 @@ namespace lci {
   p->out.rank = rank;
   p->out.tag = static_cast<uint16_t>(tag);
   p->out.keep = own_buffer && comp != nullptr;
+  p->out.extra = static_cast<uint8_t>(total - length);
+  p->out.imm = imm;
   if (tracked) tracked->start_local();
   if (__builtin_expect(
           d.net->post_send(rank, from, total, d.slab_mr.desc, imm, p) != net::status::ok, 0)) {

@@ -267,6 +267,61 @@ void recheck_failed_receive(device& d, uint64_t key) {
 
 namespace {
 
+// A held send completes with LCI_ERR_FATAL (its peer is dead).
+void fail_send(device& d, packet* p) {
+  if (p->out.comp) {
+    LCI_request_t r = make_request(p->out.rank, p->out.tag, LCI_MEDIUM, p->out.user_context);
+    r.flag = LCI_ERR_FATAL;
+    r.data.mbuffer.address = p->out.user_address;
+    r.data.mbuffer.length = p->out.length;
+    comp_signal(p->out.comp, r);
+  }
+  if (p->out.ep) p->out.ep->end_local();
+  if (!p->out.keep) d.put_packet(p);
+}
+
+// The sends held for suspected peers (on_failed_send): those to a peer
+// alive again go out again as they were sent (the backend seals them
+// anew), those to a dead one fail, the others stay. Returns false if a
+// resend was refused for now (back-pressure). Under d.failure_lock.
+bool resend_held(device& d) {
+  std::vector<packet*> held;
+  {
+    std::lock_guard<spin_lock> g(d.held_lock);
+    if (d.held.empty()) return true;
+    held.swap(d.held);
+  }
+  std::vector<packet*> keep;
+  bool all = true;
+  for (packet* p : held) {
+    const int rank = p->out.rank;
+    const peer_state s = peer_state_of(rank);
+    if (s == peer_state::dead) {
+      fail_send(d, p);
+      continue;
+    }
+    if (s == peer_state::suspected) {
+      keep.push_back(p);
+      continue;
+    }
+    // The caller's LCI buffer was sent from where it is; other data was
+    // copied into the packet's payload.
+    char* const payload = p->payload();
+    char* from = static_cast<char*>(p->out.user_address);
+    if (!(from >= payload && from < payload + d.packet_size)) from = payload;
+    if (d.net->post_send(rank, from, p->out.length + p->out.extra, d.slab_mr.desc, p->out.imm,
+                         p) != net::status::ok) {
+      keep.push_back(p);
+      all = false;
+    }
+  }
+  if (!keep.empty()) {
+    std::lock_guard<spin_lock> g(d.held_lock);
+    d.held.insert(d.held.end(), keep.begin(), keep.end());
+  }
+  return all;
+}
+
 // Sweeps the ranks that failed since device d last looked (once each, one
 // thread at a time), then runs the program's callbacks. Out of line: the
 // progress pass only tests whether it is needed.
@@ -279,7 +334,8 @@ namespace {
       d.swept[static_cast<size_t>(r)] = 1;
       sweep_rank(d, r);
     }
-    d.failure_epoch_seen.store(epoch, std::memory_order_release);
+    // A resend the network refused for now: the next pass looks again.
+    if (!resend_held(d)) d.failure_epoch_seen.store(epoch, std::memory_order_release);
     d.failure_lock.unlock();
   }
   run_peer_failure_callbacks();
@@ -425,25 +481,27 @@ bool device::progress_pass() {
 
 namespace {
 
-// A message send the provider gave up on: its connection broke. With
-// LCI_PEER_FAILURE=continue that is the peer's death (tcp: the connection
-// was reset); otherwise the job ends.
+// A message send the provider gave up on: its connection broke (reset by
+// a dying peer, or replaced by another process claiming the peer's
+// address). With LCI_PEER_FAILURE=continue that is only suspicion
+// (peer_failure.hpp): the send is held, and goes out again once the peer
+// proved alive, or fails once its death is confirmed. Otherwise the job
+// ends.
 [[gnu::noinline, gnu::cold]] void on_failed_send(device& d, packet* p, int error) {
   const int rank = p->out.rank;
   if (!peer_failure_continues())
     fatal("a message send to rank %d failed (error %d): the connection to rank %d was "
           "taken over, lost or corrupted",
           rank, error, rank);
-  mark_peer_failed(rank, "a message send to it failed: its connection broke");
-  if (p->out.comp) {
-    LCI_request_t r = make_request(rank, p->out.tag, LCI_MEDIUM, p->out.user_context);
-    r.flag = LCI_ERR_FATAL;
-    r.data.mbuffer.address = p->out.user_address;
-    r.data.mbuffer.length = p->out.length;
-    comp_signal(p->out.comp, r);
+  report_evidence(rank, net::evidence::connection_broke,
+                  "a message send to it failed: its connection broke");
+  {
+    std::lock_guard<spin_lock> g(d.held_lock);
+    d.held.push_back(p);
   }
-  if (p->out.ep) p->out.ep->end_local();
-  if (!p->out.keep) d.put_packet(p);
+  // The sweep decides (it runs once the peer is alive again or dead; if
+  // that happened already, at the next pass).
+  d.failure_epoch_seen.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 }  // namespace

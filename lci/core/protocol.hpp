@@ -167,6 +167,8 @@ struct packet {
       int32_t rank;
       uint16_t tag;
       bool keep;           // the caller's LCI buffer: not freed at completion
+      uint8_t extra;       // bytes sent past `length` (the trailer): for a resend
+      uint32_t imm;        // the header it was sent with: for a resend
     } out;
   };
   device* dev;

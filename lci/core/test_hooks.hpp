@@ -10,6 +10,10 @@
 //       the RDMA writes of the next sendl/sendv/putla/putva whose RTR
 //       arrives here, are completed as if the network had reported a
 //       failure for them.
+//   LCIT_fail_next_sends(n): the next n message sends of this process
+//       over an authenticated libfabric device (tcp) are not posted and
+//       complete as failed, as if their connection had broken before they
+//       left.
 //   LCIT_refuse_next_recv_posts(n): the next n posts of a receive packet
 //       by this process are refused as if the network's receive queue were
 //       full (the packet waits in the device's backlog).

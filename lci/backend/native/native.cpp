@@ -724,6 +724,14 @@ int native_device::take_other(cell* c, const cell_fields& f, completion* out) {
     drop(*out, f, bad);
     return 1;
   }
+  // A rank declared dead reaches no memory of this process any more: its
+  // pipelined write and read requests are refused unanswered, as its
+  // messages are (the core drops those). Cross-memory attach, which the
+  // requester does by itself, cannot be refused here (docs/failure.md).
+  if ((f.kind == static_cast<uint8_t>(cell_kind::write_data) ||
+       f.kind == static_cast<uint8_t>(cell_kind::read_request)) &&
+      __builtin_expect(opt_.is_failed != nullptr && opt_.is_failed(f.src), 0))
+    return 0;
   switch (static_cast<cell_kind>(f.kind)) {
     case cell_kind::nop:
       return 0;
@@ -937,14 +945,15 @@ void native_device::check_peers() {
       continue;
     const bool exited = process_exited(p.pid, p.pidfd);
     if (!exited || p.head->closed.load(std::memory_order_acquire)) continue;
-    if (opt_.peer_failed == nullptr)
+    if (opt_.report_evidence == nullptr)
       fatal("rank %zu (pid %d) on this host exited while device %d was in use; ending the job",
             r, p.pid, group_index_);
     if (!peers_[r].dead) {
       __atomic_store_n(&peers_[r].dead, true, __ATOMIC_RELAXED);  // checked no more
       ++dead_peers_;
       fail_ops_to(static_cast<int>(r));
-      opt_.peer_failed(static_cast<int>(r), "it exited without closing its device");
+      opt_.report_evidence(static_cast<int>(r), net::evidence::pid_gone,
+                           "it exited without closing its device");
     }
   }
 }

@@ -267,8 +267,11 @@ struct options {
   bool cma = false;           // LCI_SHM_CMA: cross-memory attach where the kernel allows it
   int test_no_cma_rank = -1;  // LCI's tests (LCIT_native_refuse_cma): pipelined to this rank
   // A peer that exited without closing its device is reported here
-  // (LCI_PEER_FAILURE=continue); nullptr: the job ends.
-  void (*peer_failed)(int rank, const char* why) = nullptr;
+  // (LCI_PEER_FAILURE=continue, evidence::pid_gone); nullptr: the job ends.
+  void (*report_evidence)(int rank, net::evidence e, const char* why) = nullptr;
+  // Whether a rank is declared dead: its pipelined RMA requests are
+  // refused (LCI_PEER_FAILURE=continue); nullptr: none is.
+  bool (*is_failed)(int rank) = nullptr;
 };
 
 // The bytes one rank's segment of one device takes.

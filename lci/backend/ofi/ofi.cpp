@@ -167,7 +167,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   // Peers that die: on a local-only provider every peer is a process of
   // this host, watched by its pid (check_pids).
   const std::string pid_key = "ofipid" + std::to_string(group_index);
-  const bool watch_pids = local_only && s.peer_failed != nullptr;
+  const bool watch_pids = local_only && s.report_evidence != nullptr;
   if (watch_pids) boot.put(pid_key, std::to_string(getpid()));
   if (plan.job_token && boot.rank() == 0) {
     uint32_t token = 0;
@@ -178,7 +178,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   addrs_.resize(static_cast<size_t>(boot.size()));
   for (int r = 0; r < boot.size(); ++r) {
     std::vector<unsigned char> addr = from_hex(boot.get(r, key));
-    if (s.peer_failed && (info_->addr_format == FI_SOCKADDR_IN ||
+    if (s.report_evidence && (info_->addr_format == FI_SOCKADDR_IN ||
                           info_->addr_format == FI_SOCKADDR_IN6)) {
       probe_addrs_.resize(static_cast<size_t>(boot.size()));
       memcpy(&probe_addrs_[static_cast<size_t>(r)], addr.data(),
@@ -218,7 +218,9 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     soft_ = s.ofi_rma_messages;
   }
   is_failed_ = s.is_failed;
-  peer_failed_ = s.peer_failed;
+  is_suspected_ = s.is_suspected;
+  test_fail_sends_ = s.test_fail_sends;
+  report_ = s.report_evidence;
   if (soft_) {
     soft_setup(s.max_payload);
     check(fi_mr_reg(domain_, staging_.data(), staging_.size(), FI_SEND, 0,
@@ -383,6 +385,13 @@ status ofi_device::inject_sealed_locked(message_auth::sender& s, int rank, const
 
 status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void* desc,
                                     uint32_t imm, void* ctx) {
+  if (__builtin_expect(test_fail_sends_ != nullptr, 0) && test_fail_sends_->load() > 0 &&
+      test_fail_sends_->fetch_sub(1) > 0) {
+    std::lock_guard<std::mutex> g(held_lock_);
+    test_failed_.push_back(ctx);
+    test_failed_any_.store(true, std::memory_order_release);
+    return status::ok;
+  }
   message_auth::sender s(*auth_, rank);
   if (!s.locked()) return status::retry;
   // The trailer goes in the buffer's room past the message (a packet's
@@ -435,6 +444,7 @@ status ofi_device::post_own_locked(message_auth::sender& s, int rank, own_kind k
 int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* entries,
                             const fi_addr_t* sources, ssize_t n) {
   if (__builtin_expect((++polls_ & 255) == 0, 0)) send_heartbeats();
+  if (__builtin_expect((polls_ & 255) == 0 && report_ != nullptr, 0)) check_suspects();
   int j = 0;
   uint64_t received = 0;
   if (n < 0) {
@@ -453,6 +463,18 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
     }
   }
   count_received(received);
+  if (__builtin_expect(test_failed_any_.load(std::memory_order_relaxed), 0) && j < max) {
+    std::lock_guard<std::mutex> g(held_lock_);
+    while (!test_failed_.empty() && j < max) {
+      completion& c = out[j++];
+      c = completion{};
+      c.kind = completion_kind::failed;
+      c.ctx = test_failed_.back();
+      c.error = FI_ECONNRESET;
+      test_failed_.pop_back();
+    }
+    test_failed_any_.store(!test_failed_.empty(), std::memory_order_relaxed);
+  }
   if (!soft_) return j;
   if (soft_pending_.any()) soft_resume();
   if (j < max && (ops_->any_finished() || refused_.load(std::memory_order_relaxed) != refused_told_))
@@ -467,7 +489,13 @@ bool ofi_device::open_sealed(completion& c, const void* buf) {
   if (__builtin_expect(why == nullptr, 1)) {
     c.length -= message_auth::trailer_bytes;
     if (__builtin_expect(is_own_imm(c.imm), 0)) {
+      // A rank declared dead reaches no memory here any more: its puts and
+      // gets (and anything else of the backend's own) are not acted on.
+      if (is_failed_ && is_failed_(c.src_rank)) return false;
       if (c.imm == heartbeat_imm) {
+        // Authentic: a suspected peer is alive (peer_failure.hpp).
+        if (report_ && is_suspected_(c.src_rank))
+          report_(c.src_rank, net::evidence::authentic_message, "its heartbeat arrived");
         if (c.length == 16) on_heartbeat(c.src_rank, buf);
       } else if (soft_) {
         on_own_message(c.src_rank, c.imm, static_cast<const char*>(buf), c.length);
@@ -501,9 +529,10 @@ void ofi_device::send_heartbeats() {
     // A refusal (queue full, the peer's send lock busy) skips this round;
     // with LCI_PEER_FAILURE=continue it also asks whether the peer is gone
     // (tcp;ofi_rxm refuses every send to a dead peer, for ever).
-    if (inject_sealed(r, beat, sizeof beat, heartbeat_imm) != status::ok && peer_failed_ &&
+    if (inject_sealed(r, beat, sizeof beat, heartbeat_imm) != status::ok && report_ &&
         peer_gone(r))
-      peer_failed_(r, "its connection was reset and its listening port refuses connections");
+      report_(r, net::evidence::listener_refuses,
+              "its connection was reset and its listening port refuses connections");
   }
 }
 
@@ -520,7 +549,8 @@ void ofi_device::check_pids() {
   for (size_t r = 0; r < pids_.size(); ++r) {
     if (pids_[r] == 0 || (is_failed_ && is_failed_(static_cast<int>(r)))) continue;
     if (pid_exited(static_cast<int>(r)))
-      peer_failed_(static_cast<int>(r), "its process exited without closing its device");
+      report_(static_cast<int>(r), net::evidence::pid_gone,
+              "its process exited without closing its device");
   }
 }
 
@@ -544,6 +574,53 @@ bool ofi_device::peer_gone(int rank) const {
   }
   close(fd);
   return err == ECONNREFUSED;
+}
+
+void ofi_device::check_suspects() {
+  const int64_t now = now_ns();
+  if (now < next_suspect_check_ns_ || closing_.load(std::memory_order_relaxed)) return;
+  next_suspect_check_ns_ = now + 200000000;
+  // Each suspected peer is probed: its listening port refuses connections
+  // once its process is gone (death); otherwise its silence is reported,
+  // which confirms death after the grace period (peer_failure.hpp). The
+  // heartbeats (send_heartbeats) go on meanwhile: a live peer's answer ends
+  // the suspicion, and a send makes the provider connect again.
+  for (int r = 0; r < static_cast<int>(nranks_); ++r) {
+    if (!is_suspected_(r)) continue;
+    if (peer_gone(r))
+      report_(r, net::evidence::listener_refuses,
+              "its connection broke and its listening port refuses connections");
+    else
+      report_(r, net::evidence::still_silent, "its listening port still accepts connections");
+  }
+  // Pieces of RDMA transfers whose send failed: again to a peer that is
+  // alive, given back for a dead one (its operations fail in forget_peer).
+  std::vector<int> pieces;
+  {
+    std::lock_guard<std::mutex> g(held_lock_);
+    if (held_pieces_.empty()) return;
+    pieces.swap(held_pieces_);
+  }
+  std::vector<int> keep;
+  for (int b : pieces) {
+    const int rank = staging_rank_[static_cast<size_t>(b)];
+    if (is_failed_(rank)) {
+      staging_give(b);
+      continue;
+    }
+    message_auth::sender s(*auth_, rank);
+    char* at = staging_.data() + static_cast<size_t>(b) * staging_size_;
+    rma_header h;
+    memcpy(&h, at, sizeof h);
+    if (is_suspected_(rank) || !s.locked() ||
+        post_own_locked(s, rank, static_cast<own_kind>(staging_kind_[static_cast<size_t>(b)]), at,
+                        sizeof h + h.length) != status::ok)
+      keep.push_back(b);
+  }
+  if (!keep.empty()) {
+    std::lock_guard<std::mutex> g(held_lock_);
+    held_pieces_.insert(held_pieces_.end(), keep.begin(), keep.end());
+  }
 }
 
 void ofi_device::forget_peer(int rank) {
@@ -645,14 +722,17 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
     const int b = staging_index(err.op_context);
     if (b >= 0) {
       const int rank = staging_rank_[static_cast<size_t>(b)];
-      if (!peer_failed_)
+      if (!report_)
         fatal("libfabric: sending a piece of an RDMA transfer to rank %d failed: %s; the "
               "connection to rank %d was taken over or lost (provider %s)",
               rank, fi_strerror(err.err), rank, provider_.c_str());
-      // LCI_PEER_FAILURE=continue: the peer is gone; its operations fail
-      // when the core sweeps it (forget_peer).
-      staging_give(b);
-      peer_failed_(rank, "a piece of an RDMA transfer to it failed: its connection broke");
+      // LCI_PEER_FAILURE=continue: the peer is suspected; the piece is sent
+      // again once it proved alive (check_suspects), or its operation fails
+      // when the core sweeps it dead (forget_peer).
+      report_(rank, net::evidence::connection_broke,
+              "a piece of an RDMA transfer to it failed: its connection broke");
+      std::lock_guard<std::mutex> g(held_lock_);
+      held_pieces_.push_back(b);
       return 0;
     }
   }

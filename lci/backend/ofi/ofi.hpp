@@ -371,9 +371,24 @@ class ofi_device final {
   std::atomic<uint64_t> received_{0};  // see received()
   std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats or pid checks
   bool (*is_failed_)(int rank) = nullptr;  // a dead peer gets no heartbeat (settings::is_failed)
-  // LCI_PEER_FAILURE=continue (settings::peer_failed): a peer found dead is
-  // reported there; nullptr: its loss is fatal.
-  void (*peer_failed_)(int rank, const char* why) = nullptr;
+  // LCI_PEER_FAILURE=continue (settings::report_evidence): what this device
+  // learns about a peer's liveness is reported there (the core's one owner
+  // of peer states decides); nullptr: a peer's loss is fatal.
+  void (*report_)(int rank, net::evidence e, const char* why) = nullptr;
+  bool (*is_suspected_)(int rank) = nullptr;  // settings::is_suspected
+  // LCIT_fail_next_sends (settings::test_fail_sends): sends not posted,
+  // completed as failed by the next poll (under held_lock_).
+  std::atomic<int>* test_fail_sends_ = nullptr;
+  std::vector<void*> test_failed_;
+  std::atomic<bool> test_failed_any_{false};
+  // Suspected peers (LCI_PEER_FAILURE=continue): probed every 200 ms of
+  // polling; the staging buffers of RDMA pieces whose send failed wait in
+  // held_pieces_ (under held_lock_) until the peer is alive or dead.
+  void check_suspects();
+  int64_t next_suspect_check_ns_ = 0;  // the poller's
+  std::mutex held_lock_;
+  std::vector<int> held_pieces_;
+  std::vector<uint8_t> staging_kind_;  // the own_kind each staging buffer was sent as
   // Where a provider's addresses are IP socket addresses (tcp), each rank's
   // listening address: a peer whose heartbeat the provider keeps refusing
   // is probed with a TCP connection attempt there; the kernel refuses it

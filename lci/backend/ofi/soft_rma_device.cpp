@@ -26,6 +26,7 @@ void ofi_device::soft_setup(size_t receive_size) {
   staging_size_ = sizeof(rma_header) + piece_ + message_auth::trailer_bytes;
   staging_.assign(staging_count * staging_size_, 0);
   staging_rank_.assign(staging_count, -1);
+  staging_kind_.assign(staging_count, 0);
   ops_ = std::make_unique<rma_ops>();
   regs_ = std::make_unique<reg_table>();
   peers_ = std::make_unique<rma_peer[]>(static_cast<size_t>(nranks_));
@@ -84,6 +85,12 @@ bool ofi_device::soft_refuse_more(int rank) {
 
 void ofi_device::soft_pump(int rank) {
   rma_peer& p = peers_[static_cast<size_t>(rank)];
+  // A suspected peer's connection may be another process's: its work
+  // waits until it proved alive or died (peer_failure.hpp).
+  if (is_suspected_ && __builtin_expect(is_suspected_(rank), 0)) {
+    mark_pending(rank);
+    return;
+  }
   message_auth::sender s(*auth_, rank);
   if (!s.locked()) {
     // The holder of the send lock may be past its look at the queue.
@@ -141,8 +148,9 @@ void ofi_device::soft_pump(int rank) {
         if (write) ops_->note_sent(w.h.op, rank, n);
       }
       char* at = staging_.data() + static_cast<size_t>(w.staged) * staging_size_;
-      if (post_own_locked(s, rank, write ? own_kind::write_piece : own_kind::read_data, at,
-                          sizeof(rma_header) + w.staged_bytes) != status::ok) {
+      const own_kind k = write ? own_kind::write_piece : own_kind::read_data;
+      staging_kind_[static_cast<size_t>(w.staged)] = static_cast<uint8_t>(k);
+      if (post_own_locked(s, rank, k, at, sizeof(rma_header) + w.staged_bytes) != status::ok) {
         stalled = true;  // the piece stays staged for the next turn
         break;
       }

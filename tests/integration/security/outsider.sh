@@ -1,5 +1,5 @@
 #!/bin/sh
-# outsider.sh LCRUN JOB ATTACKER [hijack]
+# outsider.sh LCRUN JOB ATTACKER [hijack|hold]
 #
 # A process outside a running job attacks it over the tcp provider
 # (outsider_job.cpp, outsider_attacker.cpp). Starts JOB on two ranks under
@@ -26,6 +26,13 @@
 # without its checks. Bounded: the attacker runs at most 300 s (under
 # AddressSanitizer it needs about 120), the job gives up after 330 s, the
 # script waits at most 400 s for it.
+#
+# With `hold`, the job runs with LCI_PEER_FAILURE=continue and the
+# attacker takes rank 1's connection at rank 0 over three times, each time
+# holding it 1 s without sending anything. Both ranks are alive: a broken
+# connection is only suspicion, so neither may declare the other failed
+# ("rank N failed"), and every message of the job must arrive. Passes when
+# the job exits 0 with all its checks passed and no such warning.
 set -u
 lcrun=$1 job=$2 attacker=$3 mode=${4:-forge}
 dir=$(mktemp -d /tmp/lci-outsider.XXXXXX) || exit 1
@@ -41,6 +48,7 @@ trap cleanup EXIT
 # peer) is not expected to free what it held: no leak report for it.
 leaks=""
 [ "$mode" = hijack ] && leaks="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+[ "$mode" = hold ] && leaks="LCI_PEER_FAILURE=continue OUTSIDER_SILENT=1"
 env $leaks LCI_TEST_HOOKS=1 FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} LCI_BACKEND=ofi LCI_SHM=0 \
   "$lcrun" -n 2 "$job" "$dir" >"$dir/job.log" 2>&1 &
 job_pid=$!
@@ -64,7 +72,7 @@ ports_of() {
 }
 ports=$(ports_of "$pid")
 [ -n "$ports" ] || { cat "$dir/job.log"; echo "outsider.sh: no listening port found"; exit 1; }
-if [ "$mode" = hijack ]; then
+if [ "$mode" != forge ]; then
   claimed=$(ports_of "$pid1")
   [ -n "$claimed" ] || { cat "$dir/job.log"; echo "outsider.sh: no port of rank 1 found"; exit 1; }
 fi
@@ -80,6 +88,18 @@ fi
 
 status=0
 for port in $ports; do
+  if [ "$mode" = hold ]; then
+    for c in $claimed; do
+      [ "$c" = "$port" ] && continue
+      for i in 1 2 3; do
+        echo "outsider.sh: connecting to 127.0.0.1:$port (rank 0, pid $pid) claiming port $c (rank 1, pid $pid1), holding it 1 s"
+        FI_PROVIDER=tcp FI_TCP_IFACE=${FI_TCP_IFACE:-lo} timeout 60 \
+          $as_other "$attacker" --hold 127.0.0.1 "$port" "$c" 1 || status=1
+        sleep 0.5
+      done
+    done
+    continue
+  fi
   if [ "$mode" = hijack ]; then
     for c in $claimed; do
       [ "$c" = "$port" ] && continue
@@ -121,6 +141,18 @@ if [ "$mode" = hijack ]; then
     echo "outsider.sh: the job completed with all its data verified"
   else
     echo "outsider.sh: FAILED: the job ended with status $job_status, without naming rank 1"
+    status=1
+  fi
+  [ "$status" -eq 0 ] && echo "outsider.sh: passed"
+  exit "$status"
+fi
+if [ "$mode" = hold ]; then
+  if grep -q "rank [01] failed" "$dir/job.log"; then
+    echo "outsider.sh: FAILED: a rank declared its living peer failed"
+    status=1
+  fi
+  if [ "$job_status" -ne 0 ] || ! grep -q "outsider_job passed" "$dir/job.log"; then
+    echo "outsider.sh: FAILED: the job ended with status $job_status, not with all its data verified"
     status=1
   fi
   [ "$status" -eq 0 ] && echo "outsider.sh: passed"

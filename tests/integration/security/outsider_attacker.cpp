@@ -19,6 +19,8 @@
 //   (addresses, handle and keys in decimal, as the job wrote them)
 //        outsider_attacker --hijack <ip> <rank 0's port> <rank 1's port>
 //   (takes rank 1's connection at rank 0 over; see namespace hijack)
+//        outsider_attacker --hold <ip> <rank 0's port> <rank 1's port> <seconds>
+//   (takes it over and holds it, silent; see hijack::hold)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -472,11 +474,36 @@ int run(const char* ip, int port, int claimed) {
   return 0;
 }
 
+// --hold: takes rank 1's connection at rank 0 over as above, then holds it
+// for `seconds` without reading or sending anything, and closes it. Both
+// ranks are alive all along: with LCI_PEER_FAILURE=continue neither may
+// declare the other failed, and nothing sent may be lost.
+int hold(const char* ip, int port, int claimed, double seconds) {
+  conn c;
+  for (uint32_t e : {16384u, 16320u, 8192u, 65536u})
+    for (uint8_t cv : {4, 3, 5})
+      for (uint8_t ov : {3, 2, 4}) {
+        if (try_connect(c, ip, port, claimed, cv, ov, e)) {
+          printf("attacker: holding rank 1's connection at rank 0 (claimed port %d) for %g s\n",
+                 claimed, seconds);
+          fflush(stdout);
+          usleep(static_cast<useconds_t>(seconds * 1e6));
+          close(c);
+          return 0;
+        }
+        close(c);
+      }
+  printf("attacker: rank 0 accepted no connection claiming port %d\n", claimed);
+  return 0;
+}
+
 }  // namespace hijack
 
 int main(int argc, char** argv) {
   if (argc == 5 && strcmp(argv[1], "--hijack") == 0)
     return hijack::run(argv[2], atoi(argv[3]), atoi(argv[4]));
+  if (argc == 6 && strcmp(argv[1], "--hold") == 0)
+    return hijack::hold(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]));
   if (argc != 8) {
     fprintf(stderr, "usage: outsider_attacker <ip> <port> <secret> <target> <handle> <key> "
                     "<provider key>\n");

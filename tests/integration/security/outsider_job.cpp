@@ -92,6 +92,46 @@ void exchange(int round, int from, comp& lc, std::vector<char>& target, uint64_t
   }
 }
 
+// OUTSIDER_SILENT=1 (outsider.sh hold): a burst of k_burst medium
+// messages from `from`, so that sends are in flight when the outsider
+// takes a connection over; the other rank receives and checks each.
+constexpr int k_burst = 64;
+void burst(int round, int from, comp& lc) {
+  const int peer = 1 - LCI_RANK;
+  const uint32_t tag = 2000u + static_cast<uint32_t>(round % 1000);
+  std::vector<std::vector<char>> bufs(k_burst, std::vector<char>(k_medium));
+  if (LCI_RANK == from) {
+    for (int i = 0; i < k_burst; ++i) {
+      fill(bufs[i].data(), k_medium, seed_of(4 + static_cast<uint32_t>(i), tag));
+      memcpy(bufs[i].data(), &i, sizeof i);  // which one (patterns of two may be equal)
+      LCI_mbuffer_t mb{bufs[i].data(), k_medium};
+      RETRY(LCI_sendm(LCI_UR_ENDPOINT, mb, peer, tag));
+    }
+    return;
+  }
+  for (int i = 0; i < k_burst; ++i) {
+    LCI_mbuffer_t mb{bufs[i].data(), k_medium};
+    RETRY(LCI_recvm(LCI_UR_ENDPOINT, mb, from, tag, lc.handle(), nullptr));
+  }
+  // Messages of one tag from one rank arrive in any order: each must be
+  // one of the burst's, every one exactly once.
+  std::vector<int> seen(k_burst, 0);
+  for (int i = 0; i < k_burst; ++i) {
+    const LCI_request_t m = lc.take1("a message of the burst", k_step_s);
+    EXPECT(m.flag == LCI_OK && m.rank == from && m.data.mbuffer.length == k_medium,
+           "burst recvm {flag %d, rank %d, %zu bytes}", m.flag, m.rank, m.data.mbuffer.length);
+    const char* got = static_cast<const char*>(m.data.mbuffer.address);
+    int which = -1;
+    memcpy(&which, got, sizeof which);
+    if (which < 0 || which >= k_burst) which = -1;
+    for (size_t b = sizeof which; which >= 0 && b < k_medium; ++b)
+      if (static_cast<uint8_t>(got[b]) != pat(seed_of(4 + static_cast<uint32_t>(which), tag), b))
+        which = -1;
+    const bool first = which >= 0 && seen[which]++ == 0;
+    EXPECT(first, "round %d: a message of the burst differs or came twice", round);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,6 +171,10 @@ int main(int argc, char** argv) {
       phase("round %d", round);
       exchange(round, 1, lc, target, targets[0]);
       exchange(round, 0, lc, target, targets[1]);
+      if (getenv("OUTSIDER_SILENT")) {
+        burst(round, 0, lc);
+        burst(round, 1, lc);
+      }
       // Rank 0 decides when the attack is over (or its time is up).
       const bool over = LCI_RANK == 0 && (file_exists(dir + "/attack_done") || limit.passed());
       if (allgather_u64(over ? 1 : 0)[0]) break;
@@ -152,7 +196,8 @@ int main(int argc, char** argv) {
     EXPECT(queued == 0, "%zu completions of forged messages reached the default queue", queued);
     LCI_queue_len(expl.handle(), &queued);
     EXPECT(queued == 0, "%zu completions of forged messages reached the explicit queue", queued);
-    if (LCI_RANK == 0) {
+    // OUTSIDER_SILENT=1 (outsider.sh hold): the outsider sends nothing.
+    if (LCI_RANK == 0 && getenv("OUTSIDER_SILENT") == nullptr) {
       const uint64_t dropped = LCIT_dropped_messages();
       printf("rank 0: %llu messages dropped\n", static_cast<unsigned long long>(dropped));
       EXPECT(dropped > 0, "rank 0 dropped no message, but the outsider sent some");
