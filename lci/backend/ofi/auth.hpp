@@ -78,6 +78,8 @@ class message_auth {
 
   int self() const { return self_; }
   int nranks() const { return nranks_; }
+  // The key (LCIT_message_secret only).
+  uint64_t key_word(int i) const { return i == 0 ? k0_ : k1_; }
 
   uint64_t tag(int src, int dst, uint32_t imm, const void* payload, size_t len,
                uint64_t seq) const {

@@ -120,6 +120,13 @@ class ofi_device final {
   // than from the message, and whether messages carry the job token.
   bool source_from_provider() const { return source_from_provider_; }
   bool job_token() const { return token_bits_ != 0; }
+  // The message key and the job token, 0 where there is none
+  // (LCIT_message_secret only).
+  void secret(uint64_t out[3]) const {
+    out[0] = auth_ ? auth_->key_word(0) : 0;
+    out[1] = auth_ ? auth_->key_word(1) : 0;
+    out[2] = token_bits_ >> 32;
+  }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     if (auth_) return inject_sealed(rank, buf, len, imm);
