@@ -226,8 +226,8 @@ std::string store_exposure(const choice& c) {
     return "a socket pair per rank (PMI_FD) from lcrun, held by the ranks only";
   if (name == "pmi1") {
     if (!env_set("PMI_FD") && env_set("PMI_PORT"))
-      return "exposed: a TCP port (PMI_PORT, Hydra's -pmi-port) that answers any process "
-             "that connects, local user or remote host, for reading and writing";
+      return "exposed: a TCP port (PMI_PORT, Hydra's -pmi-port) that any process reaching "
+             "it (any local user, any host) can read and write";
     return "a descriptor per rank (PMI_FD) from the launcher's local proxy; between hosts "
            "the launcher's daemons carry the store over the management network in clear "
            "(Hydra, Slurm)";
