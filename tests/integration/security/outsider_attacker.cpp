@@ -22,6 +22,9 @@
 //        outsider_attacker --flood <ip> <port> <count>
 //   (count 32-byte messages as fast as the connection takes them: the
 //   memory a flood makes a rank hold, docs/security.md; measured by hand)
+//        outsider_attacker --flood <ip> <port> <count>
+//   (count 32-byte messages as fast as the connection takes them: the
+//   memory a flood makes a rank hold, docs/security.md; measured by hand)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
