@@ -191,9 +191,10 @@ void describe_ofi(report& r, const char* bootstrap_name) {
     const std::string core = prov.substr(0, prov.find(';'));
     const bool auth = core != "shm" && core != "sm2";
     r.text("ofi.message_auth",
-           auth ? "SipHash-2-4 tag + sequence number per message, per-job key from the "
-                  "bootstrap; RTR keys masked; sent/received counts checked at teardown; "
-                  "not encrypted"
+           auth ? "SipHash-2-4 tag + sequence number per message, per-job key agreed by "
+                  "X25519 through the bootstrap (its store holds public values only; a "
+                  "process that can write the store at start-up can take the key's place); "
+                  "RTR keys masked; sent/received counts checked at teardown; not encrypted"
                 : "none (local-only provider: the kernel names the peer)");
     r.text("ofi.rma",
            !auth ? "the provider's RDMA"
@@ -323,6 +324,9 @@ int main(int argc, char** argv) {
     r.text("bootstrap", boot.name);
     r.text("bootstrap.reason", boot.reason);
     r.text("bootstrap.built", lci::bootstrap::built_bootstraps());
+    // Who can read and write the store (the message key never travels in
+    // it; docs/security.md).
+    r.text("bootstrap.store", lci::bootstrap::store_exposure(boot));
     // The backend chosen, why, and what the verbs probe saw; then the
     // libfabric provider (reported whichever backend runs: it is the
     // fallback, and the ofi benchmarks use it).

@@ -144,6 +144,11 @@ class network_device final {
   // pair, connected out of band through the bootstrap.
   size_t message_overhead() const { return is_ofi() ? ofi_->message_overhead() : 0; }
   bool authenticates_messages() const { return is_ofi() && ofi_->authenticates_messages(); }
+  bool secret(uint64_t out[3]) const {
+    if (!is_ofi()) return false;
+    ofi_->secret(out);
+    return true;
+  }
   // Whether a remote_write completion names its writer (libfabric with
   // FI_SOURCE says only net::any_member; verbs knows the queue pair).
   bool names_rdma_writer() const { return !is_ofi() || !ofi_->source_from_provider(); }
@@ -311,6 +316,7 @@ class backend_device final {
   // buffer given to post_send and post_recv has this much room past `len`.
   size_t message_overhead() const { return net_ ? net_->message_overhead() : 0; }
   bool authenticates_messages() const { return net_ && net_->authenticates_messages(); }
+  bool secret(uint64_t out[3]) const { return net_ && net_->secret(out); }
   // Whether messages to and from `rank` are authenticated (never on this host).
   bool authenticates_messages(int rank) const {
     return net_ && !is_native(rank) && net_->authenticates_messages();

@@ -219,6 +219,26 @@ choice choose() {
   return {"local", "no launcher variables (PMI_FD, PMI_PORT, PMIX_*) are set"};
 }
 
+std::string store_exposure(const choice& c) {
+  const std::string name = c.name;
+  if (name == "local") return "none (a job of one process publishes nothing)";
+  if (name == "lcrun")
+    return "a socket pair per rank (PMI_FD) from lcrun, held by the ranks only";
+  if (name == "pmi1") {
+    if (!env_set("PMI_FD") && env_set("PMI_PORT"))
+      return "exposed: a TCP port (PMI_PORT, Hydra's -pmi-port) that any process reaching "
+             "it (any local user, any host) can read and write";
+    return "a descriptor per rank (PMI_FD) from the launcher's local proxy; between hosts "
+           "the launcher's daemons carry the store over the management network in clear "
+           "(Hydra, Slurm)";
+  }
+  if (name == "pmix")
+    return "the local PMIx server's Unix socket (this user's processes); between hosts the "
+           "launcher's daemons carry the store over the management network in clear unless "
+           "the runtime is set up to protect it (Open MPI, PRRTE, Slurm)";
+  return "unknown";
+}
+
 std::string describe_choice() {
   choice c = choose();
   return std::string(c.name) + " (" + c.reason + ")";

@@ -80,6 +80,10 @@ struct choice {
 choice choose();
 // "name (reason)", the one-line form of choose().
 std::string describe_choice();
+// Who can read and write what the ranks publish through the bootstrap
+// `c` (lci_info and docs/security.md): e.g. under Hydra's -pmi-port, any
+// process that reaches its TCP port.
+std::string store_exposure(const choice& c);
 // The bootstraps compiled into this build, space-separated, e.g.
 // "lcrun pmi1 pmix local".
 const char* built_bootstraps();

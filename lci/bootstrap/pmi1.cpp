@@ -38,6 +38,7 @@
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/bootstrap/detail.hpp"
 #include "lci/bootstrap/pmi1_wire.hpp"
+#include "lci/util/log.hpp"
 
 namespace lci::bootstrap {
 namespace {
@@ -55,6 +56,14 @@ constexpr int abort_print_delay_ms = 200;
 // LCI_PEER_FAILURE=continue catch it and carry on (LCI learns of the
 // failure from its own transport, not from the signal).
 void ignore_failure_signal(int) {}
+
+constexpr const char* port_store_warning =
+    "bootstrap: the launcher serves its key-value store on a TCP port (PMI_PORT: Hydra's "
+    "-pmi-port) that answers any process that connects: what the ranks publish there can "
+    "be read and replaced by any local user and any host that reaches the port. LCI "
+    "publishes no secret there (the libfabric message key is agreed by X25519), but a "
+    "process that writes the store during start-up can take the key's place; without "
+    "-pmi-port Hydra hands each rank a private descriptor (PMI_FD). See docs/security.md";
 
 // Replies are parsed by the wire code shared with lcrun's server.
 using pmi1_wire::parse_int;
@@ -411,6 +420,10 @@ class pmi1 final : public bootstrap {
       }
     }
     check_rank_size("the process manager's initack");
+    // Hydra's -pmi-port proxy listens on every address and answers any
+    // process that connects (no credential is asked for): once per job.
+    if (rank_ == 0)
+      LCI_WARN("%s", port_store_warning);
   }
 
   static int env_int(const char* var, const char* why) {

@@ -327,12 +327,21 @@ std::thread* g_thread = nullptr;
 constexpr char dump_byte = 'd';
 constexpr char stop_byte = 'q';
 
-extern "C" void on_dump_signal(int) {
+// The program's handler, if it had one when LCI installed its own, is
+// called after the byte is written (g_previous is written before the
+// handler is installed and not changed while it is).
+extern "C" void on_dump_signal(int sig, siginfo_t* info, void* context) {
   const int saved = errno;
   // A full pipe already holds a pending request: losing this byte is fine.
   ssize_t ignored = ::write(g_pipe[1], &dump_byte, 1);
   (void)ignored;
   errno = saved;
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    if (g_previous.sa_sigaction) g_previous.sa_sigaction(sig, info, context);
+  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN &&
+             g_previous.sa_handler != nullptr) {
+    g_previous.sa_handler(sig);
+  }
 }
 
 void dump_thread() {
@@ -376,11 +385,14 @@ bool dump_signal_start(int sig) {
     return false;
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  // The program's handler (installed before LCI_initialize) keeps being
+  // called, with the signals it blocks blocked and on its stack.
+  if (::sigaction(sig, nullptr, &g_previous) != 0) g_previous = {};
   struct sigaction sa {};
-  sa.sa_handler = on_dump_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  if (::sigaction(sig, &sa, &g_previous) != 0) {
+  sa.sa_sigaction = on_dump_signal;
+  sa.sa_mask = g_previous.sa_mask;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO | (g_previous.sa_flags & SA_ONSTACK);
+  if (::sigaction(sig, &sa, nullptr) != 0) {
     LCI_WARN("LCI_DUMP_SIGNAL: cannot install a handler for signal %s (%s)",
              dump_signal_name(sig).c_str(), strerror(errno));
     dump_signal_stop();
@@ -392,7 +404,12 @@ bool dump_signal_start(int sig) {
 
 void dump_signal_stop() {
   if (g_signal != 0) {
-    ::sigaction(g_signal, &g_previous, nullptr);
+    // Restored only if LCI's handler is still the one installed: a handler
+    // the program installed after LCI_initialize stays.
+    struct sigaction now {};
+    if (::sigaction(g_signal, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+        now.sa_sigaction == on_dump_signal)
+      ::sigaction(g_signal, &g_previous, nullptr);
     g_signal = 0;
   }
   if (g_thread) {

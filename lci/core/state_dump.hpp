@@ -21,8 +21,12 @@
 //
 // The signal: dump_signal_start installs a handler that only writes a byte
 // to a pipe (async-signal-safe) and starts one thread that reads the pipe
-// and dumps to stderr; dump_signal_stop restores the previous handler and
-// joins the thread. Only when LCI_DUMP_SIGNAL names a signal.
+// and dumps to stderr; dump_signal_stop restores the previous handler (if
+// LCI's is still installed) and joins the thread. Only when LCI_DUMP_SIGNAL
+// names a signal. A handler the program installed before is chained: LCI's
+// calls it after writing its byte (SIG_DFL and SIG_IGN are not acted on).
+// A program that installs its own after LCI_initialize replaces LCI's and
+// must call the one it replaced (sigaction's old action) to keep the dump.
 #pragma once
 
 #include <cstdio>

@@ -174,6 +174,14 @@ LCI_API size_t LCIT_rdma_piece(LCI_device_t device, int rank) noexcept try {
   lci::fatal_exception(__func__);
 }
 
+LCI_API LCI_error_t LCIT_message_secret(LCI_device_t device, uint64_t* out) noexcept try {
+  if (!lci::hooks_enabled() || !device || !out) return LCI_ERR_FEATURE_NA;
+  return lci::to_device(device)->net->secret(out) ? LCI_OK : LCI_ERR_FEATURE_NA;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
 LCI_API LCI_error_t LCIT_segment_keys(LCI_segment_t segment, uint64_t* peer_key,
                                       uint64_t* provider_key) noexcept try {
   if (!lci::hooks_enabled() || !segment) return LCI_ERR_FEATURE_NA;

@@ -41,6 +41,8 @@
 //       cross-memory attach to rank as refused by the kernel (its bulk data
 //       is pipelined through the rings), as Yama or a container would.
 //   LCIT_rdma_piece(device, rank): the longest RDMA piece towards rank.
+//   LCIT_message_secret(device, out): the libfabric backend's message key
+//       (out[0], out[1]) and job token (out[2]), 0 where there is none.
 //   LCIT_resources(device, &r): packets free, rendezvous ids in use,
 //       matching-table entries, backlog (to count before and after).
 //   LCIT_fail_peer(rank): this process treats rank as failed, as if its

@@ -77,6 +77,10 @@ typedef struct {
 LCI_error_t LCIT_resources(LCI_device_t device, LCIT_resources_t* out) LCI_NOEXCEPT;
 /* The longest RDMA piece `device` sends towards `rank` (hooks on or off). */
 size_t LCIT_rdma_piece(LCI_device_t device, int rank) LCI_NOEXCEPT;
+/* The libfabric backend's message key (out[0], out[1]) and job token
+ * (out[2]) of `device`, 0 where there is none; LCI_ERR_FEATURE_NA: hooks
+ * off, or another backend. */
+LCI_error_t LCIT_message_secret(LCI_device_t device, uint64_t out[3]) LCI_NOEXCEPT;
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,8 @@
 // who sent a message, and anything in the message (the job token) can be
 // read by whoever took the connection over. What does prove it is a key
 // that never crosses the data network: 128 random bits drawn by rank 0 and
-// handed out through the bootstrap (the launcher's channel).
+// handed out through the bootstrap (the launcher's channel), wrapped for
+// each rank under an X25519 agreement (key_exchange.hpp).
 //
 // Wire format: every message carries a 16-byte trailer after its payload,
 //   | sequence: 8 | tag: 8 |     (little-endian, host order)
@@ -78,6 +79,8 @@ class message_auth {
 
   int self() const { return self_; }
   int nranks() const { return nranks_; }
+  // The key (LCIT_message_secret only).
+  uint64_t key_word(int i) const { return i == 0 ? k0_ : k1_; }
 
   uint64_t tag(int src, int dst, uint32_t imm, const void* payload, size_t len,
                uint64_t seq) const {

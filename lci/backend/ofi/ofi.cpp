@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "lci/backend/ofi/hints.hpp"
+#include "lci/backend/ofi/key_exchange.hpp"
 #include "lci/util/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
 #include "lci/util/log.hpp"
@@ -157,24 +158,52 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   size_t namelen = sizeof(name);
   check(fi_getname(&ep_->fid, name, &namelen), "fi_getname");
   std::string key = "ofi" + std::to_string(group_index);
-  const std::string token_key = "ofitoken" + std::to_string(group_index);
-  const std::string auth_key = "ofiauth" + std::to_string(group_index);
   boot.put(key, to_hex(name, namelen));
-  if (authenticate && boot.rank() == 0) {
-    const uint64_t k[2] = {random_bits(), random_bits()};
-    boot.put(auth_key, to_hex(k, sizeof(k)));
+  // The message key and the job token travel wrapped (key_exchange.hpp):
+  // the store holds public values and wrapped secrets only.
+  const std::string dh_key = "ofidh" + std::to_string(group_index);
+  const std::string wrap_key = "ofiwrap" + std::to_string(group_index) + ".";
+  const bool exchange = authenticate || plan.job_token;
+  std::unique_ptr<key_exchange> kx;
+  if (exchange) {
+    kx = std::make_unique<key_exchange>();
+    boot.put(dh_key, to_hex(kx->public_value(), key_exchange::public_bytes));
   }
   // Peers that die: on a local-only provider every peer is a process of
   // this host, watched by its pid (check_pids).
   const std::string pid_key = "ofipid" + std::to_string(group_index);
   const bool watch_pids = local_only && s.report_evidence != nullptr;
   if (watch_pids) boot.put(pid_key, std::to_string(getpid()));
-  if (plan.job_token && boot.rank() == 0) {
-    uint32_t token = 0;
-    while (token == 0) token = static_cast<uint32_t>(random_bits());
-    boot.put(token_key, to_hex(&token, sizeof(token)));
-  }
   boot.fence();
+  // secret: message key (two words), job token (the third's low half).
+  uint64_t secret[key_exchange::words] = {};
+  if (exchange) {
+    if (boot.rank() == 0) {
+      secret[0] = random_bits();
+      secret[1] = random_bits();
+      while (static_cast<uint32_t>(secret[2]) == 0) secret[2] = static_cast<uint32_t>(random_bits());
+      for (int r = 1; r < boot.size(); ++r) {
+        uint64_t w[key_exchange::words];
+        if (!kx->pad(from_hex(boot.get(r, dh_key)), r, w))
+          fatal("libfabric: malformed key-exchange value from rank %d", r);
+        for (size_t j = 0; j < key_exchange::words; ++j) w[j] ^= secret[j];
+        boot.put(wrap_key + std::to_string(r), to_hex(w, sizeof(w)));
+      }
+    }
+    boot.fence();
+    if (boot.rank() != 0) {
+      const std::vector<unsigned char> w = from_hex(boot.get(0, wrap_key + std::to_string(boot.rank())));
+      uint64_t pad[key_exchange::words];
+      if (w.size() != sizeof(secret) || !kx->pad(from_hex(boot.get(0, dh_key)), boot.rank(), pad))
+        fatal("libfabric: malformed key-exchange value from rank 0");
+      memcpy(secret, w.data(), sizeof(secret));
+      for (size_t j = 0; j < key_exchange::words; ++j) secret[j] ^= pad[j];
+      if (static_cast<uint32_t>(secret[2]) == 0 || secret[2] >> 32 != 0)
+        fatal("libfabric: the job's secret from rank 0 did not unwrap (a key-exchange value was "
+              "replaced in the launcher's key-value store)");
+    }
+    kx.reset();
+  }
   addrs_.resize(static_cast<size_t>(boot.size()));
   for (int r = 0; r < boot.size(); ++r) {
     std::vector<unsigned char> addr = from_hex(boot.get(r, key));
@@ -209,11 +238,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     }
   }
   if (authenticate) {
-    std::vector<unsigned char> k = from_hex(boot.get(0, auth_key));
-    uint64_t words[2];
-    if (k.size() != sizeof(words)) fatal("libfabric: malformed message key from rank 0");
-    memcpy(words, k.data(), sizeof(words));
-    auth_ = std::make_unique<message_auth>(words[0], words[1], boot.rank(), boot.size());
+    auth_ = std::make_unique<message_auth>(secret[0], secret[1], boot.rank(), boot.size());
     watch_.resize(static_cast<size_t>(boot.size()));
     soft_ = s.ofi_rma_messages;
   }
@@ -232,11 +257,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     }
   }
   if (plan.job_token) {
-    std::vector<unsigned char> t = from_hex(boot.get(0, token_key));
-    uint32_t token = 0;
-    if (t.size() != sizeof(token)) fatal("libfabric: malformed job token from rank 0");
-    memcpy(&token, t.data(), sizeof(token));
-    token_bits_ = static_cast<uint64_t>(token) << 32;
+    token_bits_ = secret[2] << 32;
     high_bits_ = token_bits_;
   } else if (!source_from_provider_) {
     high_bits_ = static_cast<uint64_t>(static_cast<uint32_t>(boot.rank())) << 32;

