@@ -254,8 +254,8 @@ struct device {
   // lock and no call.
   [[gnu::always_inline]] bool progress() {
     // (A failed peer is swept by progress_pass, which runs at least every
-    // 1024 idle calls: the network backend is always polled, and the native
-    // transport lets every 1024th idle call through for its peer check.)
+    // 64 idle calls: the network backend is always polled, and the native
+    // transport lets every 64th idle call through for its peer check.)
     if (__builtin_expect((backlog_size.load(std::memory_order_relaxed) |
                           recv_deficit.load(std::memory_order_relaxed) |
                           parked_count.load(std::memory_order_relaxed)) == 0 &&

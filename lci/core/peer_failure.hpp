@@ -18,7 +18,7 @@
 // A death is declared once per rank, from any thread: the rank's state
 // becomes dead and a process-wide epoch is bumped. Every device notices the
 // new epoch in its next progress pass (device::progress_pass: at least
-// every 1024th idle LCI_progress, nothing added to the idle path) and
+// every 64th idle LCI_progress, nothing added to the idle path) and
 // sweeps once per failed rank (progress.cpp, sweep_failed_peers): the
 // receives posted for that rank complete with LCI_ERR_FATAL and the rank,
 // the messages from it that wait in the matching table and the control

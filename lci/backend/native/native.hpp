@@ -333,6 +333,10 @@ class op_table {
 
 class native_device final {
  public:
+  // The liveness check of the local peers (check_peers, itself at most
+  // every 100 ms) runs every peer_check_polls polls, busy or idle: a rank
+  // that progresses every 10 ms notices a dead peer within about 0.7 s.
+  static constexpr uint32_t peer_check_polls = 64;
   // Creates this rank's segment (not yet shared).
   native_device(int rank, int nranks, int group_index, const options& o);
   ~native_device();
@@ -455,9 +459,10 @@ class native_device final {
         local_.peek(local_head_.load(std::memory_order_relaxed)))
       return true;
     // poll() counts itself and checks the peers when its count reaches a
-    // multiple of 1024: the idle call that would reach one lets it run.
+    // multiple of peer_check_polls: the idle call that would reach one lets
+    // it run.
     const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
-    if (__builtin_expect((p & 1023) == 0, 0)) return true;
+    if (__builtin_expect((p & (peer_check_polls - 1)) == 0, 0)) return true;
     polls_.store(p, std::memory_order_relaxed);
     return false;
   }
@@ -565,7 +570,7 @@ class native_device final {
     }
     const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
     polls_.store(p, std::memory_order_relaxed);
-    if (__builtin_expect((p & 1023) == 0, 0)) check_peers();
+    if (__builtin_expect((p & (peer_check_polls - 1)) == 0, 0)) check_peers();
     return n;
   }
 
