@@ -69,7 +69,17 @@ constexpr size_t sealed_inject_limit = 256;
 // sender had receive buffers posted.
 constexpr uint32_t heartbeat_imm = own_imm(own_kind::heartbeat);
 constexpr int64_t heartbeat_period_ns = 1000000000;
-constexpr int64_t heartbeat_grace_ns = 5 * heartbeat_period_ns;
+// Heartbeats without progress a watch needs besides the grace: each one is
+// sent at least 256 polls after the last, so the peer polled at least 512
+// times without receiving any message of this rank (a heartbeat sent on the
+// first poll after a long computation carries the count of before it).
+constexpr uint32_t heartbeat_stalled_beats = 2;
+
+// completion::admission of a sealed message (admit_sealed): its sequence
+// number was new or stale at its poll (the tag is still to check), or the
+// message was opened whole (accepted or a duplicate).
+constexpr uint8_t admitted_new = 1, admitted_stale = 2, opened_accepted = 3,
+                  opened_duplicate = 4;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -217,6 +227,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     watch_.resize(static_cast<size_t>(boot.size()));
     soft_ = s.ofi_rma_messages;
   }
+  heartbeat_grace_ns_ = static_cast<int64_t>(s.ofi_heartbeat_grace_s) * 1000000000;
   is_failed_ = s.is_failed;
   peer_failed_ = s.peer_failed;
   if (soft_) {
@@ -460,11 +471,38 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
   return j;
 }
 
+void ofi_device::admit_sealed(completion& c, const void* buf) {
+  if (c.src_rank < 0 || static_cast<fi_addr_t>(c.src_rank) >= nranks_) return;
+  if (__builtin_expect(source_from_provider_, 1)) {
+    c.admission = auth_->admit(c.src_rank, buf, c.length) ? admitted_new : admitted_stale;
+    return;
+  }
+  const char* why = nullptr;
+  switch (auth_->open(c.src_rank, c.imm, buf, c.length, &why)) {
+    case message_auth::verdict::accepted: c.admission = opened_accepted; break;
+    case message_auth::verdict::duplicate: c.admission = opened_duplicate; break;
+    case message_auth::verdict::forged:
+      // The rank is only the sender's claim: nothing ties it to rank N.
+      c.src_rank = net::bad_token;
+      break;
+  }
+}
+
 bool ofi_device::open_sealed(completion& c, const void* buf) {
   // Not from a member (unknown address, bad token): the core drops it.
   if (c.src_rank < 0 || static_cast<fi_addr_t>(c.src_rank) >= nranks_) return true;
-  const char* why = auth_->open(c.src_rank, c.imm, buf, c.length);
-  if (__builtin_expect(why == nullptr, 1)) {
+  const char* why = nullptr;
+  message_auth::verdict v;
+  switch (c.admission) {
+    case admitted_new:
+    case admitted_stale:
+      v = auth_->check(c.src_rank, c.imm, buf, c.length, c.admission == admitted_new, &why);
+      break;
+    case opened_accepted: v = message_auth::verdict::accepted; break;
+    case opened_duplicate: v = message_auth::verdict::duplicate; break;
+    default: fatal("libfabric: a received message was not admitted before it was opened");
+  }
+  if (__builtin_expect(v == message_auth::verdict::accepted, 1)) {
     c.length -= message_auth::trailer_bytes;
     if (__builtin_expect(is_own_imm(c.imm), 0)) {
       if (c.imm == heartbeat_imm) {
@@ -479,14 +517,22 @@ bool ofi_device::open_sealed(completion& c, const void* buf) {
     }
     return true;
   }
-  if (!source_from_provider_) {
-    // The rank is only the sender's claim: nothing ties it to rank N.
-    c.src_rank = net::bad_token;
-    return true;
+  if (v == message_auth::verdict::duplicate) {
+    note_duplicate(c.src_rank);
+    return false;
   }
   fatal("libfabric: a message on the connection from rank %d failed authentication (%s): the "
         "connection to rank %d was taken over or corrupted (provider %s)",
         c.src_rank, why, c.src_rank, provider_.c_str());
+}
+
+void ofi_device::note_duplicate(int src) {
+  // Authentic, so sent by the peer once: the provider or a replay delivered
+  // it again. Counted (the state dump); the first one is worth a warning.
+  if (!duplicate_warned_.exchange(true, std::memory_order_relaxed))
+    LCI_WARN("libfabric: dropped a duplicate of an authenticated message from rank %d "
+             "(delivered again by the provider, or replayed); later ones are counted in the "
+             "state dump", src);
 }
 
 void ofi_device::send_heartbeats() {
@@ -564,18 +610,27 @@ void ofi_device::on_heartbeat(int src, const void* payload) {
   const int64_t now = now_ns();
   std::lock_guard<std::mutex> g(watch_lock_);
   watch& w = watch_[static_cast<size_t>(src)];
-  // The watch moves on once everything sent by its start has arrived; a
-  // peer without receive buffers holds messages back legitimately.
-  if (w.since_ns == 0 || starved || arrived >= w.sent) {
-    w = {now, auth_->sent_to(src)};
+  // Liveness is progress, not completeness: the watch starts over whenever
+  // the peer received more of this rank's messages than at its start (a
+  // slow receiver, or one that computes between progress calls, keeps
+  // messages waiting in the kernel, rxm or its completion queue for as
+  // long as it likes), has all those sent by then, or had no receive
+  // buffers posted (it holds messages back legitimately).
+  if (w.since_ns == 0 || starved || arrived >= w.sent || arrived != w.arrived) {
+    w = {now, auth_->sent_to(src), arrived, 0};
     return;
   }
-  if (now - w.since_ns >= heartbeat_grace_ns)
-    fatal("libfabric: rank %d has received %llu of the messages this rank sent it, but %llu were "
-          "sent more than %lld s ago: the connection to rank %d was taken over or lost "
-          "messages (provider %s)",
-          src, static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(w.sent),
-          static_cast<long long>(heartbeat_grace_ns / 1000000000), src, provider_.c_str());
+  if (++w.stalled_beats < heartbeat_stalled_beats || now - w.since_ns < heartbeat_grace_ns_)
+    return;
+  // The peer progresses (its heartbeats arrive) and receives nothing of
+  // this rank's: what was sent went elsewhere or was lost. No forged tag
+  // proves a takeover here.
+  fatal("libfabric: rank %d received none of the messages this rank sent it for %lld s while "
+        "it kept progressing (its heartbeats arrive; it has %llu, %llu were sent before that): "
+        "messages on the connection to rank %d are lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
+        src, static_cast<long long>((now - w.since_ns) / 1000000000),
+        static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(w.sent), src,
+        provider_.c_str(), static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
 }
 
 void ofi_device::check_delivery(bootstrap::bootstrap& boot,
@@ -615,7 +670,7 @@ void ofi_device::check_delivery(bootstrap::bootstrap& boot,
   while ((r = short_of()) >= 0 && std::chrono::steady_clock::now() < end) progress();
   if (r < 0) return;
   fatal("libfabric: rank %d sent %llu authenticated messages to this rank on device %d, %llu "
-        "arrived: the connection to rank %d was taken over or lost messages (provider %s)",
+        "arrived: messages on the connection from rank %d were lost (provider %s)",
         r, static_cast<unsigned long long>(expected[static_cast<size_t>(r)]), group_index_,
         static_cast<unsigned long long>(auth_->received_from(r)), r, provider_.c_str());
 }
