@@ -625,8 +625,8 @@ void ofi_device::on_heartbeat(int src, const void* payload) {
   // The peer progresses (its heartbeats arrive) and receives nothing of
   // this rank's: what was sent went elsewhere or was lost. No forged tag
   // proves a takeover here.
-  fatal("libfabric: rank %d received none of the messages this rank sent it for %lld s while "
-        "it kept progressing (its heartbeats arrive; it has %llu, %llu were sent before that): "
+  fatal("libfabric: rank %d kept progressing (its heartbeats arrive) but received none of this "
+        "rank's messages for %lld s (it has %llu of them, %llu were sent when the wait began): "
         "messages on the connection to rank %d are lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
         src, static_cast<long long>((now - w.since_ns) / 1000000000),
         static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(w.sent), src,
