@@ -65,15 +65,16 @@ bool authenticates_messages_of(const std::string& provider) {
 constexpr size_t sealed_inject_limit = 256;
 
 // Heartbeats: one of the backend's own kinds (soft_rma.hpp), 16 bytes of
-// payload: the messages received from the addressee, and whether the
-// sender had receive buffers posted.
+// payload: the messages the sender had sent the addressee before the
+// heartbeat, and those it received from the addressee (for the state dump
+// and the logs).
 constexpr uint32_t heartbeat_imm = own_imm(own_kind::heartbeat);
 constexpr int64_t heartbeat_period_ns = 1000000000;
-// Heartbeats without progress a watch needs besides the grace: each one is
-// sent at least 256 polls after the last, so the peer polled at least 512
-// times without receiving any message of this rank (a heartbeat sent on the
-// first poll after a long computation carries the count of before it).
-constexpr uint32_t heartbeat_stalled_beats = 2;
+// Heartbeats after the one that found messages missing before a shortfall
+// is judged (besides the grace): a message polled before the heartbeat may
+// still be checked on another thread, and rxm may deliver a long message
+// after a short one sent later.
+constexpr uint32_t heartbeat_short_beats = 2;
 
 // completion::admission of a sealed message (admit_sealed): its sequence
 // number was new or stale at its poll (the tag is still to check), or the
@@ -539,11 +540,12 @@ void ofi_device::send_heartbeats() {
   const int64_t now = now_ns();
   if (now < next_heartbeat_ns_ || closing_.load(std::memory_order_relaxed)) return;
   next_heartbeat_ns_ = now + heartbeat_period_ns;
-  const uint64_t starved = rx_posted_.load(std::memory_order_relaxed) <= 0;
   for (int r = 0; r < auth_->nranks(); ++r) {
     if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
     if (is_failed_ && is_failed_(r)) continue;  // LCI_PEER_FAILURE=continue: known dead
-    const uint64_t beat[2] = {auth_->received_from(r), starved};
+    // Read before the heartbeat takes its sequence number: it counts only
+    // messages posted before it.
+    const uint64_t beat[2] = {auth_->sent_to(r), auth_->received_from(r)};
     // A refusal (queue full, the peer's send lock busy) skips this round;
     // with LCI_PEER_FAILURE=continue it also asks whether the peer is gone
     // (tcp;ofi_rxm refuses every send to a dead peer, for ever).
@@ -605,32 +607,31 @@ void ofi_device::forget_peer(int rank) {
 void ofi_device::on_heartbeat(int src, const void* payload) {
   uint64_t beat[2];
   memcpy(beat, payload, sizeof beat);
-  const uint64_t arrived = beat[0];
-  const bool starved = beat[1] != 0;
+  const uint64_t declared = beat[0];
+  // This heartbeat itself is counted already; the messages src posted
+  // before it were polled before it (a connection delivers in order), so
+  // their count is complete unless some were lost. A slow receiver (this
+  // rank) takes its time to come here, and judges nothing until it does;
+  // nothing depends on how fast either side progresses.
+  const uint64_t have = auth_->received_from(src) - 1;
   const int64_t now = now_ns();
   std::lock_guard<std::mutex> g(watch_lock_);
   watch& w = watch_[static_cast<size_t>(src)];
-  // Liveness is progress, not completeness: the watch starts over whenever
-  // the peer received more of this rank's messages than at its start (a
-  // slow receiver, or one that computes between progress calls, keeps
-  // messages waiting in the kernel, rxm or its completion queue for as
-  // long as it likes), has all those sent by then, or had no receive
-  // buffers posted (it holds messages back legitimately).
-  if (w.since_ns == 0 || starved || arrived >= w.sent || arrived != w.arrived) {
-    w = {now, auth_->sent_to(src), arrived, 0};
+  if (w.since_ns != 0 && have >= w.declared) w = watch{};  // the shortfall filled in
+  if (have >= declared || w.since_ns == 0) {
+    if (have < declared) w = {now, declared, 0};
     return;
   }
-  if (++w.stalled_beats < heartbeat_stalled_beats || now - w.since_ns < heartbeat_grace_ns_)
-    return;
-  // The peer progresses (its heartbeats arrive) and receives nothing of
-  // this rank's: what was sent went elsewhere or was lost. No forged tag
-  // proves a takeover here.
-  fatal("libfabric: rank %d kept progressing (its heartbeats arrive) but received none of this "
-        "rank's messages for %lld s (it has %llu of them, %llu were sent when the wait began): "
-        "messages on the connection to rank %d are lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
-        src, static_cast<long long>((now - w.since_ns) / 1000000000),
-        static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(w.sent), src,
-        provider_.c_str(), static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
+  if (++w.beats < heartbeat_short_beats || now - w.since_ns < heartbeat_grace_ns_) return;
+  // Later messages arrived, earlier ones did not: lost on the way. No
+  // forged tag proves a takeover here.
+  fatal("libfabric: rank %d had sent this rank %llu messages before a heartbeat that arrived "
+        "%lld s ago; %llu of them arrived, although later ones did: messages on the connection "
+        "from rank %d were lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
+        src, static_cast<unsigned long long>(w.declared),
+        static_cast<long long>((now - w.since_ns) / 1000000000),
+        static_cast<unsigned long long>(have), src, provider_.c_str(),
+        static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
 }
 
 void ofi_device::check_delivery(bootstrap::bootstrap& boot,

@@ -38,15 +38,15 @@
 //
 // A taken-over connection loses what is sent on it while both ranks wait
 // for each other, so teardown would never come: every second of progress
-// each rank tells each peer it has exchanged messages with how many
-// authenticated messages it received from it (a heartbeat, itself
-// authenticated, consumed here and never seen by the core). Liveness is
-// progress: a peer whose count stays the same over heartbeats that span
-// LCI_OFI_HEARTBEAT_GRACE seconds (and at least two after the first)
-// while messages sent before that are missing, and that keeps receive
-// buffers posted, ends the job, naming the peer. A peer that receives
-// slowly, or computes between progress calls, advances its count and is
-// never suspected.
+// each rank sends each peer it has exchanged messages with a heartbeat
+// (itself authenticated, consumed here and never seen by the core) that
+// says how many messages it had sent that peer before it. A connection
+// delivers in order, so the receiver of a heartbeat has polled all of
+// them, however slowly it progresses: if some are still missing after
+// LCI_OFI_HEARTBEAT_GRACE seconds and two more heartbeats, they were lost,
+// and the job ends naming the peer. No rank judges another by how fast it
+// progresses: a slow receiver, or one that computes between progress
+// calls, is never suspected.
 //
 // Registrations: keys are the provider's, or random 64-bit values where the
 // application chooses them; only memory registered for remote access
@@ -373,10 +373,9 @@ class ofi_device final {
   // Heartbeats (see the top of this file). polls_ and next_heartbeat_ns_:
   // the poller's (under the progress lock); watch_ by peer, under watch_lock_.
   struct watch {
-    int64_t since_ns = 0;         // when `sent` was read
-    uint64_t sent = 0;            // messages sent to the peer by then
-    uint64_t arrived = 0;         // of them, received by the peer by then
-    uint32_t stalled_beats = 0;   // heartbeats since then, `arrived` unchanged
+    int64_t since_ns = 0;    // when a heartbeat found messages missing (0: none are)
+    uint64_t declared = 0;   // the messages the peer had sent before that heartbeat
+    uint32_t beats = 0;      // heartbeats since then
   };
   int64_t heartbeat_grace_ns_ = 0;  // LCI_OFI_HEARTBEAT_GRACE
   void send_heartbeats();
