@@ -64,10 +64,10 @@ bool authenticates_messages_of(const std::string& provider) {
 // The most a sealed inject stages on the stack (payload and trailer).
 constexpr size_t sealed_inject_limit = 256;
 
-// Heartbeats: one of the backend's own kinds (soft_rma.hpp), 16 bytes of
+// Heartbeats: one of the backend's own kinds (soft_rma.hpp), 32 bytes of
 // payload: the messages the sender had sent the addressee before the
-// heartbeat, and those it received from the addressee (for the state dump
-// and the logs).
+// heartbeat, those it received from the addressee, its clock, and whether
+// it had receive buffers posted.
 constexpr uint32_t heartbeat_imm = own_imm(own_kind::heartbeat);
 constexpr int64_t heartbeat_period_ns = 1000000000;
 // Heartbeats after the one that found messages missing before a shortfall
@@ -75,6 +75,7 @@ constexpr int64_t heartbeat_period_ns = 1000000000;
 // still be checked on another thread, and rxm may deliver a long message
 // after a short one sent later.
 constexpr uint32_t heartbeat_short_beats = 2;
+constexpr size_t heartbeat_bytes = 32;
 
 // completion::admission of a sealed message (admit_sealed): its sequence
 // number was new or stale at its poll (the tag is still to check), or the
@@ -226,6 +227,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     memcpy(words, k.data(), sizeof(words));
     auth_ = std::make_unique<message_auth>(words[0], words[1], boot.rank(), boot.size());
     watch_.resize(static_cast<size_t>(boot.size()));
+    outbound_.resize(static_cast<size_t>(boot.size()));
     soft_ = s.ofi_rma_messages;
   }
   heartbeat_grace_ns_ = static_cast<int64_t>(s.ofi_heartbeat_grace_s) * 1000000000;
@@ -507,7 +509,7 @@ bool ofi_device::open_sealed(completion& c, const void* buf) {
     c.length -= message_auth::trailer_bytes;
     if (__builtin_expect(is_own_imm(c.imm), 0)) {
       if (c.imm == heartbeat_imm) {
-        if (c.length == 16) on_heartbeat(c.src_rank, buf);
+        if (c.length == heartbeat_bytes) on_heartbeat(c.src_rank, buf);
       } else if (soft_) {
         on_own_message(c.src_rank, c.imm, static_cast<const char*>(buf), c.length);
       } else {
@@ -538,14 +540,22 @@ void ofi_device::note_duplicate(int src) {
 
 void ofi_device::send_heartbeats() {
   const int64_t now = now_ns();
+  // Called every 256 polls: a longer pause means this rank did not
+  // progress steadily (it computed, or progresses slowly), and what it
+  // posted may have waited in its own queue meanwhile.
+  if (now - last_beat_check_ns_ > 2 * heartbeat_period_ns)
+    progress_gap_end_ns_.store(now, std::memory_order_relaxed);
+  last_beat_check_ns_ = now;
   if (now < next_heartbeat_ns_ || closing_.load(std::memory_order_relaxed)) return;
   next_heartbeat_ns_ = now + heartbeat_period_ns;
+  const uint64_t starved = rx_posted_.load(std::memory_order_relaxed) <= 0;
   for (int r = 0; r < auth_->nranks(); ++r) {
     if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
     if (is_failed_ && is_failed_(r)) continue;  // LCI_PEER_FAILURE=continue: known dead
     // Read before the heartbeat takes its sequence number: it counts only
     // messages posted before it.
-    const uint64_t beat[2] = {auth_->sent_to(r), auth_->received_from(r)};
+    const uint64_t beat[4] = {auth_->sent_to(r), auth_->received_from(r),
+                              static_cast<uint64_t>(now), starved};
     // A refusal (queue full, the peer's send lock busy) skips this round;
     // with LCI_PEER_FAILURE=continue it also asks whether the peer is gone
     // (tcp;ofi_rxm refuses every send to a dead peer, for ever).
@@ -605,33 +615,58 @@ void ofi_device::forget_peer(int rank) {
 }
 
 void ofi_device::on_heartbeat(int src, const void* payload) {
-  uint64_t beat[2];
+  uint64_t beat[4];
   memcpy(beat, payload, sizeof beat);
-  const uint64_t declared = beat[0];
+  const uint64_t declared = beat[0], arrived = beat[1];
+  const int64_t peer_now = static_cast<int64_t>(beat[2]);
+  const bool starved = beat[3] != 0;
   // This heartbeat itself is counted already; the messages src posted
   // before it were polled before it (a connection delivers in order), so
-  // their count is complete unless some were lost. A slow receiver (this
-  // rank) takes its time to come here, and judges nothing until it does;
-  // nothing depends on how fast either side progresses.
+  // their count is complete unless some were lost. However slowly either
+  // rank progresses.
   const uint64_t have = auth_->received_from(src) - 1;
   const int64_t now = now_ns();
   std::lock_guard<std::mutex> g(watch_lock_);
   watch& w = watch_[static_cast<size_t>(src)];
   if (w.since_ns != 0 && have >= w.declared) w = watch{};  // the shortfall filled in
-  if (have >= declared || w.since_ns == 0) {
-    if (have < declared) w = {now, declared, 0};
+  if (have < declared) {
+    if (w.since_ns == 0) {
+      w = {now, declared, 0};
+    } else if (++w.beats >= heartbeat_short_beats && now - w.since_ns >= heartbeat_grace_ns_) {
+      // Later messages arrived, earlier ones did not: lost on the way. No
+      // forged tag proves a takeover here.
+      fatal("libfabric: rank %d had sent this rank %llu messages before a heartbeat that arrived "
+            "%lld s ago; %llu of them arrived, although later ones did: messages on the "
+            "connection from rank %d were lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
+            src, static_cast<unsigned long long>(w.declared),
+            static_cast<long long>((now - w.since_ns) / 1000000000),
+            static_cast<unsigned long long>(have), src, provider_.c_str(),
+            static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
+    }
+  }
+  // What arrives of this rank's messages at src, which may receive nothing
+  // at all any more (its heartbeats still come). Liveness is progress: the
+  // watch starts over whenever src received more of them, has all those
+  // sent by the watch's start, had no receive buffers posted, or this rank
+  // did not progress steadily lately (its messages may have waited in its
+  // own queue, and src's heartbeats may come late, behind src's messages).
+  // Judged only over `grace` on both clocks and two more heartbeats.
+  outbound_watch& o = outbound_[static_cast<size_t>(src)];
+  const int64_t gap_end = progress_gap_end_ns_.load(std::memory_order_relaxed);
+  if (o.since_ns == 0 || starved || arrived >= o.sent || arrived != o.arrived ||
+      gap_end > o.since_ns || now - gap_end < 2 * heartbeat_grace_ns_) {
+    o = {now, peer_now, auth_->sent_to(src), arrived, 0};
     return;
   }
-  if (++w.beats < heartbeat_short_beats || now - w.since_ns < heartbeat_grace_ns_) return;
-  // Later messages arrived, earlier ones did not: lost on the way. No
-  // forged tag proves a takeover here.
-  fatal("libfabric: rank %d had sent this rank %llu messages before a heartbeat that arrived "
-        "%lld s ago; %llu of them arrived, although later ones did: messages on the connection "
-        "from rank %d were lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
-        src, static_cast<unsigned long long>(w.declared),
-        static_cast<long long>((now - w.since_ns) / 1000000000),
-        static_cast<unsigned long long>(have), src, provider_.c_str(),
-        static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
+  if (++o.beats < heartbeat_short_beats || now - o.since_ns < heartbeat_grace_ns_ ||
+      peer_now - o.since_peer_ns < heartbeat_grace_ns_)
+    return;
+  fatal("libfabric: rank %d kept progressing (its heartbeats arrive) but received none of this "
+        "rank's messages for %lld s (it has %llu of them, %llu were sent when the wait began): "
+        "messages on the connection to rank %d are lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
+        src, static_cast<long long>((now - o.since_ns) / 1000000000),
+        static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(o.sent), src,
+        provider_.c_str(), static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
 }
 
 void ofi_device::check_delivery(bootstrap::bootstrap& boot,

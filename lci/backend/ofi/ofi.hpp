@@ -44,9 +44,12 @@
 // delivers in order, so the receiver of a heartbeat has polled all of
 // them, however slowly it progresses: if some are still missing after
 // LCI_OFI_HEARTBEAT_GRACE seconds and two more heartbeats, they were lost,
-// and the job ends naming the peer. No rank judges another by how fast it
-// progresses: a slow receiver, or one that computes between progress
-// calls, is never suspected.
+// and the job ends naming the peer. The heartbeat also carries the count
+// of the addressee's messages received: a sender that progresses steadily
+// and sees that count stay the same over the grace on both clocks (the
+// peer's heartbeats come, nothing of its own arrives) ends the job too.
+// A slow receiver, or one that computes between progress calls, is never
+// suspected (its count advances), and judges no peer by the second check.
 //
 // Registrations: keys are the provider's, or random 64-bit values where the
 // application chooses them; only memory registered for remote access
@@ -377,7 +380,19 @@ class ofi_device final {
     uint64_t declared = 0;   // the messages the peer had sent before that heartbeat
     uint32_t beats = 0;      // heartbeats since then
   };
+  // What arrives of this rank's messages at a peer, by its heartbeats.
+  struct outbound_watch {
+    int64_t since_ns = 0;       // when `sent` was read
+    int64_t since_peer_ns = 0;  // the peer's clock in the heartbeat then
+    uint64_t sent = 0;          // messages sent to the peer by then
+    uint64_t arrived = 0;       // of them, received by the peer by then
+    uint32_t beats = 0;         // heartbeats since then, `arrived` unchanged
+  };
+  std::vector<outbound_watch> outbound_;  // under watch_lock_
   int64_t heartbeat_grace_ns_ = 0;  // LCI_OFI_HEARTBEAT_GRACE
+  int64_t last_beat_check_ns_ = 0;  // the poller's (send_heartbeats)
+  // When this rank last resumed progress after a pause (send_heartbeats).
+  std::atomic<int64_t> progress_gap_end_ns_{0};
   void send_heartbeats();
   void note_duplicate(int src);
   std::atomic<bool> duplicate_warned_{false};
