@@ -158,6 +158,7 @@ class network_device final {
   uint64_t open_key(int peer, uint64_t sealed, uint64_t a, uint64_t b, uint64_t c) const {
     return is_ofi() ? ofi_->open_key(peer, sealed, a, b, c) : sealed;
   }
+  void admit_sealed(completion& c, const void* buf) { ofi_->admit_sealed(c, buf); }
   bool open_sealed(completion& c, const void* buf) { return ofi_->open_sealed(c, buf); }
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
                       const std::function<bool(int)>& failed) {
@@ -329,9 +330,13 @@ class backend_device final {
   uint64_t open_key(int peer, uint64_t sealed, uint64_t a, uint64_t b, uint64_t c) const {
     return net_ && !is_native(peer) ? net_->open_key(peer, sealed, a, b, c) : sealed;
   }
-  // A recv completion with c.sealed (only the network sets it): checks and
-  // strips the message's trailer; fatal for a member's forged message.
-  // False: the message was the backend's own (its buffer goes back).
+  // A recv completion with c.sealed (only the network sets it), under the
+  // poll lock, in the order poll() returned them: takes the message's place
+  // in its sender's replay window (ofi/auth.hpp).
+  void admit_sealed(completion& c, const void* buf) { net_->admit_sealed(c, buf); }
+  // Then, on any thread: checks and strips the message's trailer; fatal for
+  // a member's forged message. False: the message was the backend's own or
+  // a duplicate (its buffer goes back).
   bool open_sealed(completion& c, const void* buf) { return net_->open_sealed(c, buf); }
   // Collective at teardown: every message a peer sent arrived (or fatal);
   // ranks for which failed(rank) is true (dead peers) are left out.

@@ -73,6 +73,7 @@ struct settings {
   bool ibv_on_demand = false;   // LCI_IBV_ON_DEMAND
   int ofi_cq_data_size = 0;     // LCI_OFI_CQ_DATA_SIZE: 0 (the provider's), 4 or 8
   bool ofi_rma_messages = false;  // LCI_OFI_RMA_MESSAGES: with authentication, soft_rma.hpp
+  int ofi_heartbeat_grace_s = 5;  // LCI_OFI_HEARTBEAT_GRACE: with authentication (ofi.hpp)
   size_t max_payload = 0;       // the largest message: the core's receive size
   // The native intra-node transport (backend/native).
   bool native_on = false;       // LCI_SHM
@@ -142,6 +143,7 @@ struct completion {
   void* ctx;      // the ctx given when the operation was posted
   int error;      // failed: the provider's error number
   bool sealed;    // recv: carries an authentication trailer (ofi_device::open_sealed)
+  uint8_t admission;  // recv with sealed: what admit_sealed noted (the transport's values)
 };
 
 // A memory registration as the protocol layer sees it; handle == nullptr

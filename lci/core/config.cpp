@@ -564,6 +564,7 @@ net::settings backend_settings() {
   s.ibv_on_demand = c.ibv_on_demand;
   s.ofi_cq_data_size = c.ofi_cq_data_size;
   s.ofi_rma_messages = c.ofi_rma_messages;
+  s.ofi_heartbeat_grace_s = c.ofi_heartbeat_grace;
   s.native_on = c.shm;
   s.native_cma = c.shm_cma;
   s.native_ring_cells = static_cast<uint64_t>(c.shm_ring_size);

@@ -465,6 +465,13 @@ bool device::progress_pass() {
   }
   net::completion cs[LCI_CQ_MAX_POLL];
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
+  // Authenticated messages take their places in the replay windows in the
+  // order they were polled, before another thread can poll newer ones: a
+  // thread preempted between here and handle_completions still finds them
+  // admitted (lci/backend/ofi/auth.hpp).
+  for (int i = 0; i < n; ++i)
+    if (cs[i].kind == net::completion_kind::recv && cs[i].sealed)
+      net->admit_sealed(cs[i], static_cast<packet*>(cs[i].ctx)->payload());
   progress_lock.unlock();
   if (n > 0) handle_completions(cs, n);
   // A peer the poll found dead (the native transport's check) is swept now.
@@ -514,7 +521,8 @@ void device::handle_completions(net::completion* cs, int n) {
     switch (c.kind) {
       case net::completion_kind::recv:
         // Authenticated transports: checked (fatal for a member's forged
-        // message) and the trailer stripped before anything reads it.
+        // message, a duplicate dropped) and the trailer stripped before
+        // anything reads it.
         if (c.sealed && !net->open_sealed(c, static_cast<packet*>(c.ctx)->payload())) {
           post_recv_packet(static_cast<packet*>(c.ctx));  // the backend's own message
           break;

@@ -24,15 +24,33 @@
 // reorder), so the receiver keeps a window of the last `window_bits`
 // sequence numbers instead of expecting the next one.
 //
+// Receiving is two steps, so that many threads can progress one device:
+// admit() places the sequence number a message claims in its sender's
+// window, in the order the provider delivered the messages (the caller's
+// poll lock serializes it: one thread at a time, no lock of its own);
+// check() then verifies the tag, on any thread, and accepts the message
+// if admit() found its number new. A thread that polled a batch and was
+// preempted before checking it finds its messages as admitted, however
+// far other threads' batches moved the window meanwhile: nothing delivered
+// once is refused for its age. A number admitted before (a duplicate or
+// replay) or older than the window at its poll is stale: with a valid tag
+// the message is dropped and counted (duplicates_from), never fatal; with
+// a wrong one it is forged, whatever admit() said. admit() reads the
+// number before the tag proves it, so a forged message can take a
+// number in the window: on a member's connection (the provider names the
+// rank) a forged tag ends the job anyway; where the rank is only claimed,
+// the caller opens such messages in one step under the poll lock
+// (open(): the tag first, then the window).
+//
 // Registration keys that travel in messages (the rendezvous ready-to-
 // receive) are XORed with mask() = SipHash(key; 2, sender << 32 | receiver,
 // three words naming the transfer), so no message shows a usable key.
 //
 // Threads: senders to one peer take that peer's send lock (a try-lock: a
 // busy lock means "retry"), so sequence numbers are posted in order and a
-// refused post consumes none; receivers (any thread that progresses the
-// device) take the peer's receive lock only to update its window. Each
-// peer's state sits on its own cache lines.
+// refused post consumes none; admit() and open() run under the caller's
+// poll lock, check() on any thread (it only counts). Each peer's state
+// sits on its own cache lines.
 #pragma once
 
 #include <algorithm>
@@ -55,12 +73,15 @@ class message_auth {
     std::atomic<uint64_t> sent{0};         // written under busy, read by the teardown check
   };
   // seen: bit (s mod window_bits) is set when s in (top - window_bits, top]
-  // arrived. Under busy.
-  struct alignas(64) peer_recv {
-    std::atomic<bool> busy{false};
+  // was admitted. The poller's (admit).
+  struct alignas(64) peer_window {
     uint64_t top = 0;
-    std::atomic<uint64_t> received{0};
     uint64_t seen[window_words] = {};
+  };
+  // Messages accepted and duplicates dropped (check, any thread).
+  struct alignas(64) peer_count {
+    std::atomic<uint64_t> received{0};
+    std::atomic<uint64_t> duplicates{0};
   };
 
  public:
@@ -70,10 +91,19 @@ class message_auth {
   // Payloads up to this long go into SipHash byte by byte.
   static constexpr size_t direct_bytes = 128;
 
+  // What check() and open() make of a received message.
+  enum class verdict : uint8_t {
+    accepted,   // authentic and new: counted as received from its sender
+    duplicate,  // authentic, its sequence number admitted before or older than
+                // the window: to be dropped (counted in duplicates_from)
+    forged,     // not authentic (why says what failed)
+  };
+
   message_auth(uint64_t k0, uint64_t k1, int self, int nranks)
       : k0_(k0), k1_(k1), self_(self), nranks_(nranks), nh_(nh_key(k0, k1).data()),
         send_(new peer_send[static_cast<size_t>(nranks)]),
-        recv_(new peer_recv[static_cast<size_t>(nranks)]) {}
+        window_(new peer_window[static_cast<size_t>(nranks)]),
+        count_(new peer_count[static_cast<size_t>(nranks)]) {}
   message_auth(const message_auth&) = delete;
   message_auth& operator=(const message_auth&) = delete;
 
@@ -146,52 +176,44 @@ class message_auth {
     memcpy(at + 8, &t, 8);
   }
 
-  // Why a message from member `src` (len bytes with the trailer) is not
-  // authentic, or nullptr (then it is counted as received from src).
-  const char* open(int src, uint32_t imm, const void* payload, size_t len) {
-    if (len < trailer_bytes) return "shorter than its authentication trailer";
-    len -= trailer_bytes;
-    uint64_t seq, t;
-    memcpy(&seq, static_cast<const char*>(payload) + len, 8);
-    memcpy(&t, static_cast<const char*>(payload) + len + 8, 8);
-    if (tag(src, self_, imm, payload, len, seq) != t) return "wrong authentication tag";
-    return accept_sequence(src, seq);
+  // Step one of receiving a message from member `src` (len bytes with the
+  // trailer): places the sequence number it claims in src's window, in
+  // delivery order. Returns whether the number is new (admitted now); false
+  // for a number admitted before, older than the window, 0, or a message
+  // too short to carry one (check() refuses the last two). Not thread-safe:
+  // the caller serializes every admit() and open() of this object.
+  bool admit(int src, const void* payload, size_t len) {
+    if (len < trailer_bytes) return false;
+    uint64_t seq;
+    memcpy(&seq, static_cast<const char*>(payload) + len - trailer_bytes, 8);
+    return seq != 0 && take(window_[static_cast<size_t>(src)], seq);
+  }
+
+  // Step two, on any thread: verifies the message's tag; `fresh` is what
+  // admit() answered for it. Counts an accepted message or a duplicate.
+  verdict check(int src, uint32_t imm, const void* payload, size_t len, bool fresh,
+                const char** why) {
+    if (check_tag(src, imm, payload, len, why) == verdict::forged) return verdict::forged;
+    return settle(src, payload, len, fresh, why);
+  }
+
+  // Both steps at once, the tag first, so that a forged message leaves the
+  // window as it was (for senders whose rank is only claimed). Serialized
+  // with admit() like it.
+  verdict open(int src, uint32_t imm, const void* payload, size_t len, const char** why) {
+    if (check_tag(src, imm, payload, len, why) == verdict::forged) return verdict::forged;
+    return settle(src, payload, len, admit(src, payload, len), why);
   }
 
   uint64_t sent_to(int peer) const {
     return send_[static_cast<size_t>(peer)].sent.load(std::memory_order_relaxed);
   }
   uint64_t received_from(int peer) const {
-    return recv_[static_cast<size_t>(peer)].received.load(std::memory_order_relaxed);
+    return count_[static_cast<size_t>(peer)].received.load(std::memory_order_relaxed);
   }
-
-  // Marks seq as seen from src (exposed for the unit test).
-  const char* accept_sequence(int src, uint64_t seq) {
-    peer_recv& r = recv_[static_cast<size_t>(src)];
-    while (r.busy.exchange(true, std::memory_order_acquire)) {
-    }
-    const char* why = nullptr;
-    if (seq == 0) {
-      why = "sequence number 0";
-    } else if (seq > r.top) {
-      if (seq - r.top >= window_bits) {
-        memset(r.seen, 0, sizeof r.seen);
-      } else {
-        for (uint64_t s = r.top + 1; s < seq; ++s) clear_bit(r, s);
-      }
-      set_bit(r, seq);
-      r.top = seq;
-    } else if (r.top - seq >= window_bits) {
-      why = "sequence number older than the replay window (a replay)";
-    } else if (test_bit(r, seq)) {
-      why = "sequence number seen before (a replay)";
-    } else {
-      set_bit(r, seq);
-    }
-    if (!why)
-      r.received.store(r.received.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    r.busy.store(false, std::memory_order_release);
-    return why;
+  // Authentic messages from `peer` dropped as duplicates (check).
+  uint64_t duplicates_from(int peer) const {
+    return count_[static_cast<size_t>(peer)].duplicates.load(std::memory_order_relaxed);
   }
 
  private:
@@ -208,21 +230,71 @@ class message_auth {
     }
     return k;
   }
-  static void set_bit(peer_recv& r, uint64_t s) {
-    r.seen[(s % window_bits) / 64] |= uint64_t{1} << (s % 64);
+  // The tag alone: forged, or accepted meaning "so far".
+  verdict check_tag(int src, uint32_t imm, const void* payload, size_t len,
+                    const char** why) const {
+    if (len < trailer_bytes) {
+      *why = "shorter than its authentication trailer";
+      return verdict::forged;
+    }
+    len -= trailer_bytes;
+    uint64_t seq, t;
+    memcpy(&seq, static_cast<const char*>(payload) + len, 8);
+    memcpy(&t, static_cast<const char*>(payload) + len + 8, 8);
+    if (tag(src, self_, imm, payload, len, seq) == t) return verdict::accepted;
+    *why = "wrong authentication tag";
+    return verdict::forged;
   }
-  static void clear_bit(peer_recv& r, uint64_t s) {
-    r.seen[(s % window_bits) / 64] &= ~(uint64_t{1} << (s % 64));
+  // After a valid tag: the admission decides, and is counted.
+  verdict settle(int src, const void* payload, size_t len, bool fresh, const char** why) {
+    uint64_t seq;
+    memcpy(&seq, static_cast<const char*>(payload) + len - trailer_bytes, 8);
+    if (seq == 0) {  // never sent: only a holder of the key made it
+      *why = "sequence number 0";
+      return verdict::forged;
+    }
+    peer_count& c = count_[static_cast<size_t>(src)];
+    if (!fresh) {
+      *why = "sequence number admitted before or older than the replay window (a duplicate)";
+      c.duplicates.fetch_add(1, std::memory_order_relaxed);
+      return verdict::duplicate;
+    }
+    c.received.fetch_add(1, std::memory_order_relaxed);
+    return verdict::accepted;
   }
-  static bool test_bit(const peer_recv& r, uint64_t s) {
-    return r.seen[(s % window_bits) / 64] >> (s % 64) & 1;
+  // Marks seq (not 0) as admitted in w; false if it was, or is older than
+  // the window.
+  static bool take(peer_window& w, uint64_t seq) {
+    if (seq > w.top) {
+      if (seq - w.top >= window_bits) {
+        memset(w.seen, 0, sizeof w.seen);
+      } else {
+        for (uint64_t s = w.top + 1; s < seq; ++s) clear_bit(w, s);
+      }
+      set_bit(w, seq);
+      w.top = seq;
+      return true;
+    }
+    if (w.top - seq >= window_bits || test_bit(w, seq)) return false;
+    set_bit(w, seq);
+    return true;
+  }
+  static void set_bit(peer_window& w, uint64_t s) {
+    w.seen[(s % window_bits) / 64] |= uint64_t{1} << (s % 64);
+  }
+  static void clear_bit(peer_window& w, uint64_t s) {
+    w.seen[(s % window_bits) / 64] &= ~(uint64_t{1} << (s % 64));
+  }
+  static bool test_bit(const peer_window& w, uint64_t s) {
+    return w.seen[(s % window_bits) / 64] >> (s % 64) & 1;
   }
 
   const uint64_t k0_, k1_;
   const int self_, nranks_;
   const nh_block_hash nh_;
   std::unique_ptr<peer_send[]> send_;
-  std::unique_ptr<peer_recv[]> recv_;
+  std::unique_ptr<peer_window[]> window_;
+  std::unique_ptr<peer_count[]> count_;
 };
 
 }  // namespace lci::ofi

@@ -65,12 +65,24 @@ bool authenticates_messages_of(const std::string& provider) {
 // The most a sealed inject stages on the stack (payload and trailer).
 constexpr size_t sealed_inject_limit = 256;
 
-// Heartbeats: one of the backend's own kinds (soft_rma.hpp), 16 bytes of
-// payload: the messages received from the addressee, and whether the
-// sender had receive buffers posted.
+// Heartbeats: one of the backend's own kinds (soft_rma.hpp), 32 bytes of
+// payload: the messages the sender had sent the addressee before the
+// heartbeat, those it received from the addressee, its clock, and whether
+// it had receive buffers posted.
 constexpr uint32_t heartbeat_imm = own_imm(own_kind::heartbeat);
 constexpr int64_t heartbeat_period_ns = 1000000000;
-constexpr int64_t heartbeat_grace_ns = 5 * heartbeat_period_ns;
+// Heartbeats after the one that found messages missing before a shortfall
+// is judged (besides the grace): a message polled before the heartbeat may
+// still be checked on another thread, and rxm may deliver a long message
+// after a short one sent later.
+constexpr uint32_t heartbeat_short_beats = 2;
+constexpr size_t heartbeat_bytes = 32;
+
+// completion::admission of a sealed message (admit_sealed): its sequence
+// number was new or stale at its poll (the tag is still to check), or the
+// message was opened whole (accepted or a duplicate).
+constexpr uint8_t admitted_new = 1, admitted_stale = 2, opened_accepted = 3,
+                  opened_duplicate = 4;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -240,8 +252,10 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   if (authenticate) {
     auth_ = std::make_unique<message_auth>(secret[0], secret[1], boot.rank(), boot.size());
     watch_.resize(static_cast<size_t>(boot.size()));
+    outbound_.resize(static_cast<size_t>(boot.size()));
     soft_ = s.ofi_rma_messages;
   }
+  heartbeat_grace_ns_ = static_cast<int64_t>(s.ofi_heartbeat_grace_s) * 1000000000;
   is_failed_ = s.is_failed;
   is_suspected_ = s.is_suspected;
   test_fail_sends_ = s.test_fail_sends;
@@ -503,11 +517,38 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
   return j;
 }
 
+void ofi_device::admit_sealed(completion& c, const void* buf) {
+  if (c.src_rank < 0 || static_cast<fi_addr_t>(c.src_rank) >= nranks_) return;
+  if (__builtin_expect(source_from_provider_, 1)) {
+    c.admission = auth_->admit(c.src_rank, buf, c.length) ? admitted_new : admitted_stale;
+    return;
+  }
+  const char* why = nullptr;
+  switch (auth_->open(c.src_rank, c.imm, buf, c.length, &why)) {
+    case message_auth::verdict::accepted: c.admission = opened_accepted; break;
+    case message_auth::verdict::duplicate: c.admission = opened_duplicate; break;
+    case message_auth::verdict::forged:
+      // The rank is only the sender's claim: nothing ties it to rank N.
+      c.src_rank = net::bad_token;
+      break;
+  }
+}
+
 bool ofi_device::open_sealed(completion& c, const void* buf) {
   // Not from a member (unknown address, bad token): the core drops it.
   if (c.src_rank < 0 || static_cast<fi_addr_t>(c.src_rank) >= nranks_) return true;
-  const char* why = auth_->open(c.src_rank, c.imm, buf, c.length);
-  if (__builtin_expect(why == nullptr, 1)) {
+  const char* why = nullptr;
+  message_auth::verdict v;
+  switch (c.admission) {
+    case admitted_new:
+    case admitted_stale:
+      v = auth_->check(c.src_rank, c.imm, buf, c.length, c.admission == admitted_new, &why);
+      break;
+    case opened_accepted: v = message_auth::verdict::accepted; break;
+    case opened_duplicate: v = message_auth::verdict::duplicate; break;
+    default: fatal("libfabric: a received message was not admitted before it was opened");
+  }
+  if (__builtin_expect(v == message_auth::verdict::accepted, 1)) {
     c.length -= message_auth::trailer_bytes;
     if (__builtin_expect(is_own_imm(c.imm), 0)) {
       // A rank declared dead reaches no memory here any more: its puts and
@@ -517,7 +558,7 @@ bool ofi_device::open_sealed(completion& c, const void* buf) {
         // Authentic: a suspected peer is alive (peer_failure.hpp).
         if (report_ && is_suspected_(c.src_rank))
           report_(c.src_rank, net::evidence::authentic_message, "its heartbeat arrived");
-        if (c.length == 16) on_heartbeat(c.src_rank, buf);
+        if (c.length == heartbeat_bytes) on_heartbeat(c.src_rank, buf);
       } else if (soft_) {
         on_own_message(c.src_rank, c.imm, static_cast<const char*>(buf), c.length);
       } else {
@@ -528,25 +569,42 @@ bool ofi_device::open_sealed(completion& c, const void* buf) {
     }
     return true;
   }
-  if (!source_from_provider_) {
-    // The rank is only the sender's claim: nothing ties it to rank N.
-    c.src_rank = net::bad_token;
-    return true;
+  if (v == message_auth::verdict::duplicate) {
+    note_duplicate(c.src_rank);
+    return false;
   }
   fatal("libfabric: a message on the connection from rank %d failed authentication (%s): the "
         "connection to rank %d was taken over or corrupted (provider %s)",
         c.src_rank, why, c.src_rank, provider_.c_str());
 }
 
+void ofi_device::note_duplicate(int src) {
+  // Authentic, so sent by the peer once: the provider or a replay delivered
+  // it again. Counted (the state dump); the first one is worth a warning.
+  if (!duplicate_warned_.exchange(true, std::memory_order_relaxed))
+    LCI_WARN("libfabric: dropped a duplicate of an authenticated message from rank %d "
+             "(delivered again by the provider, or replayed); later ones are counted in the "
+             "state dump", src);
+}
+
 void ofi_device::send_heartbeats() {
   const int64_t now = now_ns();
+  // Called every 256 polls: a longer pause means this rank did not
+  // progress steadily (it computed, or progresses slowly), and what it
+  // posted may have waited in its own queue meanwhile.
+  if (now - last_beat_check_ns_ > 2 * heartbeat_period_ns)
+    progress_gap_end_ns_.store(now, std::memory_order_relaxed);
+  last_beat_check_ns_ = now;
   if (now < next_heartbeat_ns_ || closing_.load(std::memory_order_relaxed)) return;
   next_heartbeat_ns_ = now + heartbeat_period_ns;
   const uint64_t starved = rx_posted_.load(std::memory_order_relaxed) <= 0;
   for (int r = 0; r < auth_->nranks(); ++r) {
     if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
     if (is_failed_ && is_failed_(r)) continue;  // LCI_PEER_FAILURE=continue: known dead
-    const uint64_t beat[2] = {auth_->received_from(r), starved};
+    // Read before the heartbeat takes its sequence number: it counts only
+    // messages posted before it.
+    const uint64_t beat[4] = {auth_->sent_to(r), auth_->received_from(r),
+                              static_cast<uint64_t>(now), starved};
     // A refusal (queue full, the peer's send lock busy) skips this round;
     // with LCI_PEER_FAILURE=continue it also asks whether the peer is gone
     // (tcp;ofi_rxm refuses every send to a dead peer, for ever).
@@ -658,25 +716,58 @@ void ofi_device::forget_peer(int rank) {
 }
 
 void ofi_device::on_heartbeat(int src, const void* payload) {
-  uint64_t beat[2];
+  uint64_t beat[4];
   memcpy(beat, payload, sizeof beat);
-  const uint64_t arrived = beat[0];
-  const bool starved = beat[1] != 0;
+  const uint64_t declared = beat[0], arrived = beat[1];
+  const int64_t peer_now = static_cast<int64_t>(beat[2]);
+  const bool starved = beat[3] != 0;
+  // This heartbeat itself is counted already; the messages src posted
+  // before it were polled before it (a connection delivers in order), so
+  // their count is complete unless some were lost. However slowly either
+  // rank progresses.
+  const uint64_t have = auth_->received_from(src) - 1;
   const int64_t now = now_ns();
   std::lock_guard<std::mutex> g(watch_lock_);
   watch& w = watch_[static_cast<size_t>(src)];
-  // The watch moves on once everything sent by its start has arrived; a
-  // peer without receive buffers holds messages back legitimately.
-  if (w.since_ns == 0 || starved || arrived >= w.sent) {
-    w = {now, auth_->sent_to(src)};
+  if (w.since_ns != 0 && have >= w.declared) w = watch{};  // the shortfall filled in
+  if (have < declared) {
+    if (w.since_ns == 0) {
+      w = {now, declared, 0};
+    } else if (++w.beats >= heartbeat_short_beats && now - w.since_ns >= heartbeat_grace_ns_) {
+      // Later messages arrived, earlier ones did not: lost on the way. No
+      // forged tag proves a takeover here.
+      fatal("libfabric: rank %d had sent this rank %llu messages before a heartbeat that arrived "
+            "%lld s ago; %llu of them arrived, although later ones did: messages on the "
+            "connection from rank %d were lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
+            src, static_cast<unsigned long long>(w.declared),
+            static_cast<long long>((now - w.since_ns) / 1000000000),
+            static_cast<unsigned long long>(have), src, provider_.c_str(),
+            static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
+    }
+  }
+  // What arrives of this rank's messages at src, which may receive nothing
+  // at all any more (its heartbeats still come). Liveness is progress: the
+  // watch starts over whenever src received more of them, has all those
+  // sent by the watch's start, had no receive buffers posted, or this rank
+  // did not progress steadily lately (its messages may have waited in its
+  // own queue, and src's heartbeats may come late, behind src's messages).
+  // Judged only over `grace` on both clocks and two more heartbeats.
+  outbound_watch& o = outbound_[static_cast<size_t>(src)];
+  const int64_t gap_end = progress_gap_end_ns_.load(std::memory_order_relaxed);
+  if (o.since_ns == 0 || starved || arrived >= o.sent || arrived != o.arrived ||
+      gap_end > o.since_ns || now - gap_end < 2 * heartbeat_grace_ns_) {
+    o = {now, peer_now, auth_->sent_to(src), arrived, 0};
     return;
   }
-  if (now - w.since_ns >= heartbeat_grace_ns)
-    fatal("libfabric: rank %d has received %llu of the messages this rank sent it, but %llu were "
-          "sent more than %lld s ago: the connection to rank %d was taken over or lost "
-          "messages (provider %s)",
-          src, static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(w.sent),
-          static_cast<long long>(heartbeat_grace_ns / 1000000000), src, provider_.c_str());
+  if (++o.beats < heartbeat_short_beats || now - o.since_ns < heartbeat_grace_ns_ ||
+      peer_now - o.since_peer_ns < heartbeat_grace_ns_)
+    return;
+  fatal("libfabric: rank %d kept progressing (its heartbeats arrive) but received none of this "
+        "rank's messages for %lld s (it has %llu of them, %llu were sent when the wait began): "
+        "messages on the connection to rank %d are lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
+        src, static_cast<long long>((now - o.since_ns) / 1000000000),
+        static_cast<unsigned long long>(arrived), static_cast<unsigned long long>(o.sent), src,
+        provider_.c_str(), static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
 }
 
 void ofi_device::check_delivery(bootstrap::bootstrap& boot,
@@ -716,7 +807,7 @@ void ofi_device::check_delivery(bootstrap::bootstrap& boot,
   while ((r = short_of()) >= 0 && std::chrono::steady_clock::now() < end) progress();
   if (r < 0) return;
   fatal("libfabric: rank %d sent %llu authenticated messages to this rank on device %d, %llu "
-        "arrived: the connection to rank %d was taken over or lost messages (provider %s)",
+        "arrived: messages on the connection from rank %d were lost (provider %s)",
         r, static_cast<unsigned long long>(expected[static_cast<size_t>(r)]), group_index_,
         static_cast<unsigned long long>(auth_->received_from(r)), r, provider_.c_str());
 }

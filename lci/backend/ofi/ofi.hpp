@@ -38,11 +38,18 @@
 //
 // A taken-over connection loses what is sent on it while both ranks wait
 // for each other, so teardown would never come: every second of progress
-// each rank tells each peer it has exchanged messages with how many
-// authenticated messages it received from it (a heartbeat, itself
-// authenticated, consumed here and never seen by the core). A rank whose
-// messages sent more than heartbeat_grace_s ago are still missing at a
-// peer that keeps receive buffers posted ends the job, naming the peer.
+// each rank sends each peer it has exchanged messages with a heartbeat
+// (itself authenticated, consumed here and never seen by the core) that
+// says how many messages it had sent that peer before it. A connection
+// delivers in order, so the receiver of a heartbeat has polled all of
+// them, however slowly it progresses: if some are still missing after
+// LCI_OFI_HEARTBEAT_GRACE seconds and two more heartbeats, they were lost,
+// and the job ends naming the peer. The heartbeat also carries the count
+// of the addressee's messages received: a sender that progresses steadily
+// and sees that count stay the same over the grace on both clocks (the
+// peer's heartbeats come, nothing of its own arrives) ends the job too.
+// A slow receiver, or one that computes between progress calls, is never
+// suspected (its count advances), and judges no peer by the second check.
 //
 // Registrations: keys are the provider's, or random 64-bit values where the
 // application chooses them; only memory registered for remote access
@@ -223,13 +230,21 @@ class ofi_device final {
     return auth_ ? sealed ^ auth_->mask(peer, auth_->self(), a, b, c) : sealed;
   }
 
-  // A received message with `sealed` set (buf: its receive buffer): checks
+  // A received message with `sealed` set (buf: its receive buffer), under
+  // the poll lock and in the order poll() returned the messages: takes its
+  // sequence number's place in its sender's replay window (auth.hpp), noted
+  // in c.admission for open_sealed. Where the rank is only claimed, the tag
+  // is checked here first (a forged claim moves no window).
+  void admit_sealed(completion& c, const void* buf);
+  // Then, on any thread (buf: its receive buffer): checks
   // its trailer and strips it (c.length). From a member's connection (the
   // provider named the rank) a message that fails is fatal, naming the
   // rank; where the rank is only claimed, the message is marked as from an
   // unknown source (the core drops and counts it).
-  // Returns false when the message was the backend's own (a heartbeat):
-  // the caller gives its buffer back without passing it on.
+  // An authentic message whose sequence number was admitted before or fell
+  // out of the window at its poll (a duplicate) is dropped and counted.
+  // Returns false when the message was the backend's own (a heartbeat) or
+  // a duplicate: the caller gives its buffer back without passing it on.
   bool open_sealed(completion& c, const void* buf);
 
   // Collective, at teardown, after every rank stopped sending on this
@@ -295,6 +310,7 @@ class ofi_device final {
       c.kind = recv ? completion_kind::recv : completion_kind::remote_write;
       c.imm = static_cast<uint32_t>(e.data);
       c.sealed = sealed;
+      c.admission = 0;
       if (sealed && (e.flags & FI_RECV)) rx_posted_.fetch_sub(1, std::memory_order_relaxed);
       c.src_rank = !source_from_provider_ ? static_cast<int>(e.data >> 32)
                    : (e.flags & FI_RECV) ? provider_source(e.data, *source)
@@ -367,10 +383,26 @@ class ofi_device final {
   // Heartbeats (see the top of this file). polls_ and next_heartbeat_ns_:
   // the poller's (under the progress lock); watch_ by peer, under watch_lock_.
   struct watch {
-    int64_t since_ns = 0;  // when `sent` was read
-    uint64_t sent = 0;     // messages sent to the peer by then
+    int64_t since_ns = 0;    // when a heartbeat found messages missing (0: none are)
+    uint64_t declared = 0;   // the messages the peer had sent before that heartbeat
+    uint32_t beats = 0;      // heartbeats since then
   };
+  // What arrives of this rank's messages at a peer, by its heartbeats.
+  struct outbound_watch {
+    int64_t since_ns = 0;       // when `sent` was read
+    int64_t since_peer_ns = 0;  // the peer's clock in the heartbeat then
+    uint64_t sent = 0;          // messages sent to the peer by then
+    uint64_t arrived = 0;       // of them, received by the peer by then
+    uint32_t beats = 0;         // heartbeats since then, `arrived` unchanged
+  };
+  std::vector<outbound_watch> outbound_;  // under watch_lock_
+  int64_t heartbeat_grace_ns_ = 0;  // LCI_OFI_HEARTBEAT_GRACE
+  int64_t last_beat_check_ns_ = 0;  // the poller's (send_heartbeats)
+  // When this rank last resumed progress after a pause (send_heartbeats).
+  std::atomic<int64_t> progress_gap_end_ns_{0};
   void send_heartbeats();
+  void note_duplicate(int src);
+  std::atomic<bool> duplicate_warned_{false};
   void on_heartbeat(int src, const void* payload);
   uint32_t polls_ = 0;
   int64_t next_heartbeat_ns_ = 0;

@@ -309,8 +309,13 @@ void ofi_device::describe(const net::describe_fn& out) const {
            provider_.c_str(), static_cast<unsigned long long>(received()),
            auth_ ? "on" : "off");
   std::string text = line;
-  if (auth_) text += "; " + std::to_string(rx_posted_.load(std::memory_order_relaxed)) +
-                     " receive buffer(s) posted";
+  if (auth_) {
+    uint64_t duplicates = 0;
+    for (int r = 0; r < auth_->nranks(); ++r) duplicates += auth_->duplicates_from(r);
+    text += "; " + std::to_string(rx_posted_.load(std::memory_order_relaxed)) +
+            " receive buffer(s) posted; " + std::to_string(duplicates) +
+            " duplicate(s) dropped";
+  }
   out(text);
   if (!soft_) return;
   const uint64_t free_bits = staging_free_.load(std::memory_order_relaxed);

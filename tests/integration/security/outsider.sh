@@ -20,8 +20,9 @@
 # and sends rank 0 forged ones. Passes when no forged message was accepted
 # and nothing was lost silently: the job either passed every check (exit
 # 0), or ended with the error that names the peer ("connection to rank 1
-# was taken over" at rank 0; rank 1, whose connection rank 0 closed, may
-# name rank 0 first). Anything else fails: a check of the job failed
+# was taken over" at rank 0 for a forged message, "messages on the
+# connection to rank 1 are lost" for what the attacker took; rank 1, whose
+# connection rank 0 closed, may name rank 0 first). Anything else fails: a check of the job failed
 # (forged data received), the job ended another way, or it exited 0
 # without its checks. Bounded: the attacker runs at most 300 s (under
 # AddressSanitizer it needs about 120), the job gives up after 330 s, the
@@ -135,7 +136,7 @@ if [ "$mode" = hijack ]; then
   if grep -q "differs\|changed\|reached the default queue\|reached the explicit queue" "$dir/job.log"; then
     echo "outsider.sh: FAILED: the job received data that was not its own, or lost some"
     status=1
-  elif [ "$job_status" -ne 0 ] && grep -q "connection to rank [01] was taken over" "$dir/job.log"; then
+  elif [ "$job_status" -ne 0 ] && grep -Eq "connection to rank [01] was taken over|messages on the connection (to|from) rank [01] (are|were) lost" "$dir/job.log"; then
     echo "outsider.sh: the job ended naming the connection taken over (status $job_status)"
   elif [ "$job_status" -eq 0 ] && grep -q "outsider_job passed" "$dir/job.log"; then
     echo "outsider.sh: the job completed with all its data verified"
