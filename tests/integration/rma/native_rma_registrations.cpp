@@ -56,6 +56,7 @@ constexpr size_t k_piece = 1024;
 constexpr int k_reads = 64;
 constexpr int k_round_trips = 200;
 constexpr int k_cycles = 100;
+constexpr int k_race_puts = 8192;  // puts per cycle of --dereg-race, at most
 constexpr int k_many = 5000;
 constexpr LCI_tag_t k_tag = 11;
 constexpr uint8_t k_old = 0x3C;
@@ -322,8 +323,10 @@ void dereg_race() {
       int posted = 0, done = 0, failed = 0;
       bool told = false;
       deadline d;
-      while (failed == 0 || done < posted) {
-        if (failed == 0 && posted - done < 8 && posted < 100000) {
+      // At most k_race_puts per cycle: each lands in rank 0's LCI_UR_CQ,
+      // which rank 0 drains once per cycle (capacity 16,384).
+      while ((failed == 0 && posted < k_race_puts) || done < posted) {
+        if (failed == 0 && posted - done < 8 && posted < k_race_puts) {
           const size_t off = static_cast<size_t>(posted % 16) * k_piece;
           const LCI_error_t rc =
               LCI_putl(LCI_UR_ENDPOINT, mine.view(k_piece), q.handle(), 0, k_tag,
