@@ -5,8 +5,12 @@
 #include "harness.hpp"
 
 #include <dirent.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 namespace lci_test {
 
@@ -454,6 +458,31 @@ lbuf::~lbuf() {
     case mem_kind::seg_all: free(raw_); break;
     default: break;
   }
+}
+
+marker_dir::marker_dir(const char* prefix)
+    : dir_(std::string(prefix) + "." + std::to_string(getppid())) {
+  if (mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) die("cannot create %s", dir_.c_str());
+}
+
+void marker_dir::touch(const char* name) const {
+  FILE* f = std::fopen(path(name).c_str(), "w");
+  if (!f) die("cannot create %s", path(name).c_str());
+  std::fclose(f);
+}
+
+bool marker_dir::exists(const char* name) const {
+  struct stat st;
+  return stat(path(name).c_str(), &st) == 0;
+}
+
+void marker_dir::remove() const {
+  if (DIR* dir = opendir(dir_.c_str())) {
+    while (const dirent* e = readdir(dir))
+      if (e->d_name[0] != '.') unlink(path(e->d_name).c_str());
+    closedir(dir);
+  }
+  rmdir(dir_.c_str());
 }
 
 std::vector<remote_region> exchange_regions(LCI_segment_t seg, void* addr, size_t len) {

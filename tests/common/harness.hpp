@@ -266,6 +266,25 @@ struct remote_region {
 };
 // Collective: publishes [addr, addr+len) registered as `seg` (serialized) and
 // returns every rank's region, deserialized here. Release with release_regions.
+// A directory of empty marker files that the ranks of one host share:
+// signals between processes that must not wait through LCI (a rank
+// declared failed, a rank that stops progressing). Named after lcrun's
+// pid (the ranks' parent), so that each job has its own.
+class marker_dir {
+ public:
+  // Creates (or finds) "<prefix>.<parent pid>" in the working directory.
+  explicit marker_dir(const char* prefix);
+  std::string path(const char* name) const { return dir_ + "/" + name; }
+  void touch(const char* name) const;  // dies if the file cannot be made
+  bool exists(const char* name) const;
+  // Removes the markers and the directory (one rank, once every rank is
+  // done with them).
+  void remove() const;
+
+ private:
+  std::string dir_;
+};
+
 std::vector<remote_region> exchange_regions(LCI_segment_t seg, void* addr, size_t len);
 void release_regions(std::vector<remote_region>& regions);
 LCI_lbuffer_t remote_lbuffer(const remote_region& r, size_t offset, size_t length);

@@ -45,25 +45,13 @@ namespace {
 
 constexpr size_t k_len = 32 << 10;
 constexpr uint8_t k_window = 0x57, k_put = 0x58, k_get_sentinel = 0x11;
-std::string g_dir;
-
-std::string marker(const char* name) { return g_dir + "/" + name; }
-
-void touch(const char* name) {
-  FILE* f = std::fopen(marker(name).c_str(), "w");
-  if (!f) die("cannot create %s", marker(name).c_str());
-  std::fclose(f);
-}
-
-bool exists(const char* name) {
-  struct stat st;
-  return stat(marker(name).c_str(), &st) == 0;
-}
+// This job's marker files (created in main).
+std::unique_ptr<marker_dir> g_markers;
 
 // Waits (at most 60 s) for a marker, driving LCI meanwhile.
 void wait_marker(const char* name) {
   deadline d(60);
-  while (!exists(name)) progress(d, name);
+  while (!g_markers->exists(name)) progress(d, name);
 }
 
 }  // namespace
@@ -72,8 +60,7 @@ int main(int argc, char** argv) {
   harness_init(120);
   if (LCI_NUM_PROCESSES != 2) die("needs 2 ranks");
   const bool cma = argc == 2 && std::strcmp(argv[1], "--cma") == 0;
-  g_dir = "dead_rma." + std::to_string(getppid());
-  if (mkdir(g_dir.c_str(), 0700) != 0 && errno != EEXIST) die("cannot create %s", g_dir.c_str());
+  g_markers = std::make_unique<marker_dir>("dead_rma");
   auto owned = std::make_unique<lbuf>(mem_kind::registered, k_len);
   lbuf& window = *owned;
   std::memset(window.data(), k_window, k_len);
@@ -82,7 +69,7 @@ int main(int argc, char** argv) {
   if (LCI_RANK == 0) {
     phase("rank 1 declared failed");
     OK(LCIT_fail_peer(1));
-    touch("declared");
+    g_markers->touch("declared");
     wait_marker("done");
     // What may still be in flight from rank 1: a little more progress.
     deadline d(1);
@@ -94,14 +81,9 @@ int main(int argc, char** argv) {
              "by the rank declared failed (all expected: it cannot be refused)", changed, k_len);
     else
       EXPECT(changed == 0, "%zu bytes of the window written by the rank declared failed", changed);
-    touch("checked");
-    if (DIR* dir = opendir(g_dir.c_str())) {
-      wait_marker("left");
-      while (const dirent* e = readdir(dir))
-        if (e->d_name[0] != '.') unlink(marker(e->d_name).c_str());
-      closedir(dir);
-    }
-    rmdir(g_dir.c_str());
+    g_markers->touch("checked");
+    wait_marker("left");
+    g_markers->remove();
     release_regions(regions);
     owned.reset();
     phase("LCI_finalize among the survivors");
@@ -138,10 +120,10 @@ int main(int argc, char** argv) {
     EXPECT(ok == 0, "%d of the put and the get completed LCI_OK at the rank declared failed", ok);
     EXPECT(fetched == 0, "%zu bytes of rank 0's window read by the rank declared failed", fetched);
   }
-  touch("done");
+  g_markers->touch("done");
   wait_marker("checked");
   report("dead_rma");
-  touch("left");
+  g_markers->touch("left");
   std::fflush(stdout);
   std::fflush(stderr);
   raise(SIGKILL);

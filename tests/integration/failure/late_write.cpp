@@ -50,26 +50,14 @@ constexpr int k_target = 0, k_failed = 1, k_living = 2;
 constexpr LCI_tag_t k_tag_failed = 1, k_tag_living = 2;
 constexpr size_t k_len = 16 << 10;
 
-std::string g_dir;
-
-std::string marker(const char* name) { return g_dir + "/" + name; }
-
-void touch(const char* name) {
-  FILE* f = std::fopen(marker(name).c_str(), "w");
-  if (!f) die("cannot create %s", marker(name).c_str());
-  std::fclose(f);
-}
-
-bool exists(const char* name) {
-  struct stat st;
-  return stat(marker(name).c_str(), &st) == 0;
-}
+// This job's marker files (created in main).
+std::unique_ptr<marker_dir> g_markers;
 
 // Waits for another rank's marker, driving LCI meanwhile only if `drive`
 // (ranks 1 and 2 must not act on what arrived until they are told).
 void wait_marker(const char* name, bool drive = false) {
   deadline d(60);
-  while (!exists(name)) {
+  while (!g_markers->exists(name)) {
     if (drive) {
       progress(d, name);
       continue;
@@ -123,9 +111,9 @@ void target() {
   phase("the receive from the living rank");
   OK(LCI_recvl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, from_living.data(), k_len},
                k_living, k_tag_living, q.handle(), nullptr));
-  touch("swept");
+  g_markers->touch("swept");
   progress_until_matched("rank 2's RTS");
-  touch("rtr_to_living");
+  g_markers->touch("rtr_to_living");
   phase("rank 1's late write");
   wait_marker("late_done", true);
   // Its notice was sent before rank 1 said so; a moment of progress takes it in.
@@ -137,7 +125,7 @@ void target() {
          done_early ? early.flag : 0, done_early ? early.rank : -1);
 
   phase("rank 2's write");
-  touch("go_living");
+  g_markers->touch("go_living");
   if (!done_early) {
     const LCI_request_t l = q.take1("the receive from the living rank");
     EXPECT(l.flag == LCI_OK && l.rank == k_living && l.tag == k_tag_living &&
@@ -147,7 +135,7 @@ void target() {
   }
   const size_t bad = mismatch(from_living.data(), k_len, seed_of(k_living, 2));
   EXPECT(bad == SIZE_MAX, "the living rank's bytes differ at offset %zu", bad);
-  touch("end");
+  g_markers->touch("end");
 }
 
 void failed() {
@@ -157,7 +145,7 @@ void failed() {
   phase("the send to rank 0");
   RETRY(LCI_sendl(LCI_UR_ENDPOINT, LCI_lbuffer_t{LCI_SEGMENT_ALL, data.data(), k_len}, k_target,
                   k_tag_failed, q.handle(), nullptr));
-  touch("rts");
+  g_markers->touch("rts");
   wait_marker("rtr_to_living");
   // Rank 0 has failed this rank and given its receive's id to rank 2; the
   // RTR it sent before is handled now. The send need not complete: rank 0
@@ -167,9 +155,9 @@ void failed() {
   phase("the late write");
   LCI_request_t r;
   progress_for(1000, q.handle(), &r);
-  touch("late_done");
+  g_markers->touch("late_done");
   wait_marker("end");
-  touch("failed_left");
+  g_markers->touch("failed_left");
   std::fflush(stdout);
   raise(SIGKILL);
 }
@@ -186,7 +174,7 @@ void living() {
   const LCI_request_t s = q.take1("the send to rank 0");
   EXPECT(s.flag == LCI_OK, "the send to rank 0 ended with flag %d", s.flag);
   wait_marker("end");
-  touch("living_left");
+  g_markers->touch("living_left");
   // Rank 1 dies now; this rank need not wait to detect it.
   OK(LCIT_fail_peer(k_failed));
 }
@@ -196,9 +184,7 @@ void living() {
 int main() {
   harness_init(120);
   if (LCI_NUM_PROCESSES != 3) die("needs 3 ranks");
-  // A directory of this job's own: lcrun's pid names it.
-  g_dir = "late_write." + std::to_string(getppid());
-  if (mkdir(g_dir.c_str(), 0700) != 0 && errno != EEXIST) die("cannot create %s", g_dir.c_str());
+  g_markers = std::make_unique<marker_dir>("late_write");
   if (LCI_RANK == k_target)
     target();
   else if (LCI_RANK == k_failed)
@@ -208,12 +194,7 @@ int main() {
   if (LCI_RANK == k_target) {
     wait_marker("failed_left");
     wait_marker("living_left");
-    if (DIR* dir = opendir(g_dir.c_str())) {
-      while (const dirent* e = readdir(dir))
-        if (e->d_name[0] != '.') unlink(marker(e->d_name).c_str());
-      closedir(dir);
-    }
-    rmdir(g_dir.c_str());
+    g_markers->remove();
   }
   phase("LCI_finalize among the survivors");
   OK(LCI_finalize());

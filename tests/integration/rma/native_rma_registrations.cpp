@@ -61,22 +61,12 @@ constexpr int k_many = 5000;
 constexpr LCI_tag_t k_tag = 11;
 constexpr uint8_t k_old = 0x3C;
 
-std::string g_dir;
-
-std::string marker(const char* name) { return g_dir + "/" + name; }
-void touch(const char* name) {
-  FILE* f = std::fopen(marker(name).c_str(), "w");
-  if (!f) die("cannot create %s", marker(name).c_str());
-  std::fclose(f);
-}
-bool exists(const char* name) {
-  struct stat st;
-  return stat(marker(name).c_str(), &st) == 0;
-}
+// This job's marker files (created in main).
+std::unique_ptr<marker_dir> g_markers;
 // Waits for a marker without driving LCI; false after `seconds`.
 bool wait_marker(const char* name, double seconds = 60) {
   deadline d(seconds);
-  while (!exists(name)) {
+  while (!g_markers->exists(name)) {
     if (d.passed()) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -85,7 +75,7 @@ bool wait_marker(const char* name, double seconds = 60) {
 // Waits for a marker driving LCI (and dropping what lands in LCI_UR_CQ).
 void drive_until_marker(const char* name) {
   deadline d;
-  while (!exists(name)) {
+  while (!g_markers->exists(name)) {
     LCI_request_t r;
     while (LCI_queue_pop(LCI_UR_CQ, &r) == LCI_OK) {
     }
@@ -164,7 +154,7 @@ void queued_reads(bool unmap) {
       munmap(buf, len);
     else
       memset(buf, k_sentinel, len);
-    touch("deregistered");
+    g_markers->touch("deregistered");
     phase("answering rank 1");
     drive_until_marker("reads_done");
     if (!unmap) munmap(buf, len);
@@ -193,7 +183,7 @@ void queued_reads(bool unmap) {
     }
     printf("rank 1: %d reads answered before the deregistration, %d refused\n", ok, refused);
     EXPECT(refused > 0, "no read waited for room (%d answered): the test did not test", ok);
-    touch("reads_done");
+    g_markers->touch("reads_done");
   }
 }
 
@@ -238,7 +228,7 @@ void stalled_reader() {
       EXPECT(memcmp(want.data(), into.data() + off, k_piece) == 0, "read at %zu: wrong bytes",
              off);
     }
-    touch("reader_done");
+    g_markers->touch("reader_done");
   } else {
     bystander b;
     auto& regions = b.regions;
@@ -260,8 +250,8 @@ void stalled_reader() {
       EXPECT(q.take1("a put").flag == LCI_OK, "put %d failed", i);
     }
     printf("rank 2: %d round trips with rank 0 done%s\n", k_round_trips,
-           exists("reader_done") ? " (after rank 1 resumed)" : " while rank 1 waited");
-    touch("others_done");
+           g_markers->exists("reader_done") ? " (after rank 1 resumed)" : " while rank 1 waited");
+    g_markers->touch("others_done");
     drive_until_marker("reader_done");
   }
 }
@@ -364,7 +354,7 @@ void many() {
     uint8_t* buf = static_cast<uint8_t*>(map(len));
     memset(buf, k_sentinel, len);
     std::vector<LCI_segment_t> segs(k_many);
-    FILE* f = std::fopen(marker("segments").c_str(), "w");
+    FILE* f = std::fopen(g_markers->path("segments").c_str(), "w");
     if (!f) die("cannot create the segment list");
     for (int i = 0; i < k_many; ++i) {
       OK(LCI_memory_register(LCI_UR_DEVICE, buf + i * slice, slice, &segs[i]));
@@ -375,7 +365,7 @@ void many() {
     // Odd slices deregistered: their keys are stale.
     for (int i = 1; i < k_many; i += 2) OK(LCI_memory_deregister(&segs[i]));
     std::fclose(f);
-    touch("registered");
+    g_markers->touch("registered");
     drive_until_marker("puts_done");
     // Rank 1 wrote slice 0 (live) only.
     size_t bad = not_byte(buf, slice, len, k_sentinel);
@@ -384,13 +374,13 @@ void many() {
     bad = mismatch(buf, slice, seed_of(1, 3));
     EXPECT(bad == SIZE_MAX, "the put with a live key did not land (byte %zu)", bad);
     for (int i = 0; i < k_many; i += 2) OK(LCI_memory_deregister(&segs[i]));
-    touch("checked");
+    g_markers->touch("checked");
     munmap(buf, len);
   } else {
     if (!wait_marker("registered")) die("rank 0 did not register");
     std::vector<std::string> texts;
     {
-      FILE* f = std::fopen(marker("segments").c_str(), "r");
+      FILE* f = std::fopen(g_markers->path("segments").c_str(), "r");
       if (!f) die("no segment list");
       char line[300];
       while (fgets(line, sizeof line, f)) {
@@ -438,7 +428,7 @@ void many() {
            tried);
     phase("a put with a live key");
     EXPECT(put(texts[0], 0), "the put with a live key failed");
-    touch("puts_done");
+    g_markers->touch("puts_done");
     if (!wait_marker("checked")) die("rank 0 did not check");
   }
 }
@@ -454,8 +444,7 @@ int main(int argc, char** argv) {
       std::string(launched_rank) != "0")
     setenv("LCI_SHM_RING_SIZE", "16", 1);
   harness_init(240);
-  g_dir = "native_rma_registrations." + std::to_string(getppid());
-  if (mkdir(g_dir.c_str(), 0700) != 0 && errno != EEXIST) die("cannot create %s", g_dir.c_str());
+  g_markers = std::make_unique<marker_dir>("native_rma_registrations");
   allgather_u64(0);  // the directory exists
   const bool unmap = argc > 2 && std::string(argv[2]) == "--unmap";
   if (mode == "--queued-reads")
@@ -471,12 +460,7 @@ int main(int argc, char** argv) {
         "--dereg-race | --many");
   allgather_u64(0);  // every rank is done with the markers
   if (LCI_RANK == 0) {
-    if (DIR* dir = opendir(g_dir.c_str())) {
-      while (const dirent* e = readdir(dir))
-        if (e->d_name[0] != '.') unlink(marker(e->d_name).c_str());
-      closedir(dir);
-    }
-    rmdir(g_dir.c_str());
+    g_markers->remove();
   }
   return harness_finish("native_rma_registrations");
 }
