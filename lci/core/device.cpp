@@ -203,6 +203,8 @@ void device::post_initial_receives() {
   n = std::min(n, net->rx_queue_size());
   n = std::min(n, packets->capacity() / 2);
   n = std::max<size_t>(n, 1);
+  recv_target = static_cast<int>(n);
+  recv_reserve = std::max(1, recv_target / 4);
   for (size_t i = 0; i < n; ++i) {
     packet* p = get_packet();
     if (!p) {

@@ -141,6 +141,11 @@ struct device {
   std::unique_ptr<object_pool> rdv_ops;
   rdv_table rdv;
   segment_table segments;            // the program's registered segments
+  // Receives kept posted (post_initial_receives), and how many of them an
+  // arriving one-sided medium message may leave missing when it keeps its
+  // own packet (on_eager_put): below that, messages wait in `parked`.
+  int recv_target = 0;
+  int recv_reserve = 1;
 
   // ---- contended, each on its own cache line ----------------------------
   alignas(64) spin_lock progress_lock;
@@ -155,7 +160,8 @@ struct device {
   std::deque<backlog_op> backlog;
   // One-sided medium messages that arrived while the pool had no packet to
   // replace their receive (every packet held by messages the program has
-  // not consumed): their bytes wait here, in order, and reach the program
+  // not consumed) and fewer than recv_target - recv_reserve receives would
+  // stay posted: their bytes wait here, in order, and reach the program
   // as packets come back (deliver_parked). So a rank keeps receiving, and a
   // barrier or any other message behind them arrives, however many such
   // messages wait unconsumed.

@@ -161,21 +161,27 @@ arrival on_eager_put(device& d, endpoint* ep, packet* p) {
   } else {  // am_medium[_c]: the target owns the packet from now on
     if (!comp) return arrival::repost;  // no one to hand it to (a NONE message port)
     // The program may hold the packet for long: a fresh one replaces its
-    // receive now. With none free (every packet held by messages not yet
-    // consumed), or messages parked already (they go first), the message
-    // waits on the heap and its packet is posted again, so that this rank
-    // keeps receiving whatever follows (a barrier's message, say).
-    packet* fresh =
-        d.parked_count.load(std::memory_order_acquire) == 0 ? d.get_packet() : nullptr;
-    if (!fresh) {
+    // receive now. With none free (every packet held by the program or by
+    // messages not yet consumed), the message keeps its packet and its
+    // receive stays missing while at least recv_reserve receives remain
+    // posted; beyond that, or with messages parked already (they go
+    // first), it waits on the heap and its packet is posted again, so that
+    // this rank keeps receiving whatever follows (a barrier's message, say).
+    const bool none_parked = d.parked_count.load(std::memory_order_acquire) == 0;
+    packet* fresh = none_parked ? d.get_packet() : nullptr;
+    if (fresh) {
+      d.post_recv_packet(fresh);
+      a = arrival::replaced;
+    } else if (none_parked && d.recv_deficit.load(std::memory_order_relaxed) <
+                                  d.recv_target - d.recv_reserve) {
+      a = arrival::kept;  // on_arrival counts the receive as missing
+    } else {
       park(d, comp, held.take(), r, p->payload(), length);
       return arrival::repost;
     }
-    d.post_recv_packet(fresh);
     r.data.mbuffer.address = p->payload();
     r.data.mbuffer.length = length;
     device::hand_out(p);
-    a = arrival::replaced;
   }
   if (comp) comp_signal(comp, r);
   return a;

@@ -2,6 +2,7 @@
 // backlog (see progress.hpp).
 #include "lci/core/progress.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -544,9 +545,15 @@ void device::handle_completions(net::completion* cs, int n) {
         g_completions[static_cast<size_t>(net::completion_kind::remote_write)](*this, c);
         break;
       case net::completion_kind::recv_failed:
-        // Longer than a receive buffer: nothing of it is used, and the
+        // Longer than a receive buffer, or ended by a connection that broke
+        // (LCI_PEER_FAILURE=continue): nothing of it is used, and the
         // packet is posted again.
-        report_dropped("message", "length (longer than a receive buffer)", net::unknown_source);
+        report_dropped("message",
+                       c.error == ECONNRESET || c.error == ENOTCONN || c.error == EPIPE ||
+                               c.error == ECONNABORTED
+                           ? "receive (its connection broke)"
+                           : "length (longer than a receive buffer)",
+                       net::unknown_source);
         post_recv_packet(static_cast<packet*>(c.ctx));
         break;
       case net::completion_kind::dropped:

@@ -848,6 +848,22 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
       return 0;
     }
   }
+  if ((err.flags & FI_RECV) && err.op_context && report_ &&
+      (err.err == FI_ECONNRESET || err.err == FI_ENOTCONN || err.err == EPIPE ||
+       err.err == FI_ECONNABORTED)) {
+    // LCI_PEER_FAILURE=continue: the provider ended a posted receive because
+    // a connection broke (a peer died or was reset mid-message). Which peer
+    // is not said; its death is established by its own evidence (failed
+    // sends, its listener, its pid). The buffer is posted again.
+    count_received(1);
+    out->kind = completion_kind::recv_failed;
+    out->ctx = err.op_context;
+    out->error = err.err;
+    out->imm = 0;
+    out->src_rank = net::unknown_source;
+    out->length = 0;
+    return 1;
+  }
   if ((err.flags & FI_RECV) || !err.op_context)
     fatal("libfabric: receive failed: %s (provider: %s)", fi_strerror(err.err),
           fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0));
