@@ -817,10 +817,16 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
     fatal("libfabric: fi_cq_read failed: %s (%zd)", fi_strerror(static_cast<int>(-rc)), rc);
   fi_cq_err_entry err{};
   if (fi_cq_readerr(cq_, &err, 0) != 1) return 0;
-  // A message longer than the receive buffer (from a broken or hostile
-  // sender) is dropped by the core; any other failed receive means a broken
-  // endpoint. A failed send or RDMA is reported to the operation that posted it.
-  if ((err.flags & FI_RECV) && err.err == FI_ETRUNC && err.op_context) {
+  // A failed receive whose buffer the core posts again: a message longer
+  // than the buffer (from a broken or hostile sender), or, with
+  // LCI_PEER_FAILURE=continue, one the provider ended because a connection
+  // broke (a peer died or was reset mid-message; which peer is not said:
+  // its death is established by its own evidence, such as failed sends, its
+  // listener or its pid). Any other failed receive means a broken endpoint.
+  // A failed send or RDMA is reported to the operation that posted it.
+  const bool broke = err.err == FI_ECONNRESET || err.err == FI_ENOTCONN || err.err == EPIPE ||
+                     err.err == FI_ECONNABORTED;
+  if ((err.flags & FI_RECV) && err.op_context && (err.err == FI_ETRUNC || (broke && report_))) {
     count_received(1);
     out->kind = completion_kind::recv_failed;
     out->ctx = err.op_context;
@@ -847,22 +853,6 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
       held_pieces_.push_back(b);
       return 0;
     }
-  }
-  if ((err.flags & FI_RECV) && err.op_context && report_ &&
-      (err.err == FI_ECONNRESET || err.err == FI_ENOTCONN || err.err == EPIPE ||
-       err.err == FI_ECONNABORTED)) {
-    // LCI_PEER_FAILURE=continue: the provider ended a posted receive because
-    // a connection broke (a peer died or was reset mid-message). Which peer
-    // is not said; its death is established by its own evidence (failed
-    // sends, its listener, its pid). The buffer is posted again.
-    count_received(1);
-    out->kind = completion_kind::recv_failed;
-    out->ctx = err.op_context;
-    out->error = err.err;
-    out->imm = 0;
-    out->src_rank = net::unknown_source;
-    out->length = 0;
-    return 1;
   }
   if ((err.flags & FI_RECV) || !err.op_context)
     fatal("libfabric: receive failed: %s (provider: %s)", fi_strerror(err.err),
