@@ -22,19 +22,28 @@ plist* to_plist(LCI_plist_t p) { return reinterpret_cast<plist*>(p); }
 }
 }  // namespace
 
+namespace {
+// LCI_initialize ran and LCI_finalize did not yet. The runtime itself may
+// also be held by the LCI 2 interface (lci.hpp) in the same process: it is
+// initialized by its first user and finalized by its last (runtime_acquire).
+std::atomic<bool> g_c_api_initialized{false};
+}  // namespace
+
 LCI_error_t LCI_initialize() noexcept try {
-  if (g_initialized.load()) fatal("LCI_initialize: called twice");
-  runtime_initialize();
-  runtime_barrier();
+  if (g_c_api_initialized.exchange(true)) fatal("LCI_initialize: called twice");
+  if (runtime_acquire()) {
+    runtime_initialize();
+    runtime_barrier();
 #if LCI_ENABLE_DEBUG
-  // Every message, control, completion and backlog kind has one handler.
-  for (const std::string& problem : handler_problems())
-    fatal("LCI_initialize: dispatch table: %s", problem.c_str());
+    // Every message, control, completion and backlog kind has one handler.
+    for (const std::string& problem : handler_problems())
+      fatal("LCI_initialize: dispatch table: %s", problem.c_str());
 #endif
+    dump_signal_start(settings().dump_signal);
+  }
   LCI_DEBUG_ONLY(debug::track(LCI_UR_DEVICE, debug::handle_kind::device));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_ENDPOINT, debug::handle_kind::endpoint));
   LCI_DEBUG_ONLY(debug::track(LCI_UR_CQ, debug::handle_kind::queue));
-  dump_signal_start(settings().dump_signal);
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);
@@ -43,7 +52,7 @@ LCI_error_t LCI_initialize() noexcept try {
 
 LCI_error_t LCI_initialized(int* flag) noexcept try {
   LCI_CHECK(flag ? LCI_OK : debug::fail("LCI_initialized", "argument flag is NULL"));
-  *flag = g_initialized.load(std::memory_order_acquire) ? 1 : 0;
+  *flag = g_c_api_initialized.load(std::memory_order_acquire) ? 1 : 0;
   return LCI_OK;
 } catch (...) {
   lci::log_exception(__func__);
@@ -52,9 +61,15 @@ LCI_error_t LCI_initialized(int* flag) noexcept try {
 
 LCI_error_t LCI_finalize() noexcept try {
   LCI_CHECK(check_initialized("LCI_finalize"));
+  LCI_CHECK(g_c_api_initialized.load(std::memory_order_acquire)
+                ? LCI_OK
+                : debug::fail("LCI_finalize", "LCI_initialize was not called (the runtime is "
+                                              "the LCI 2 interface's)"));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
+  g_c_api_initialized.store(false, std::memory_order_release);
+  if (!runtime_release()) return LCI_OK;  // the LCI 2 interface still holds it
   // After a peer failed, LCI's barrier cannot complete: lcrun's (in the
   // device's teardown) knows who is left; other launchers' barriers would
   // wait for the dead rank, and the survivors finalize without one.

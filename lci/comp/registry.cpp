@@ -3,6 +3,7 @@
 
 #include <unordered_set>
 
+#include "lci/comp/callback.hpp"
 #include "lci/comp/comp.hpp"
 #include "lci/comp/handler.hpp"
 #include "lci/comp/queue.hpp"
@@ -30,7 +31,7 @@ stripe& stripe_of(uint64_t handle) noexcept {
 
 // Through the object's own type (comp_base's destructor is not virtual).
 void destroy(comp_base* c) noexcept {
-  switch (c->type) {
+  switch (static_cast<int>(c->type)) {
     case LCI_COMPLETION_QUEUE:
       delete static_cast<comp_queue*>(c);
       return;
@@ -39,6 +40,9 @@ void destroy(comp_base* c) noexcept {
       return;
     case LCI_COMPLETION_HANDLER:
       delete static_cast<comp_handler*>(c);
+      return;
+    case static_cast<int>(comp_type_callback):
+      delete static_cast<comp_callback*>(c);
       return;
     default:
       LCI_WARN("completion object %p of unknown type %d not freed", static_cast<void*>(c),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "lci.h"
+#include "lci/comp/callback.hpp"
 #include "lci/comp/comp.hpp"
 #include "lci/comp/handler.hpp"
 #include "lci/comp/queue.hpp"
@@ -42,7 +43,7 @@ namespace detail {
 
 inline void comp_signal(LCI_comp_t comp, const LCI_request_t& req) {
   comp_base* base = to_comp(comp);
-  switch (base->type) {
+  switch (static_cast<int>(base->type)) {
     case LCI_COMPLETION_QUEUE: {
       auto* q = static_cast<comp_queue*>(base);
       if (!q->push(req)) detail::comp_queue_push_slow(q, req);
@@ -53,6 +54,9 @@ inline void comp_signal(LCI_comp_t comp, const LCI_request_t& req) {
       return;
     case LCI_COMPLETION_HANDLER:
       static_cast<comp_handler*>(base)->signal(req);
+      return;
+    case static_cast<int>(comp_type_callback):
+      static_cast<comp_callback*>(base)->signal(req);
       return;
     default:
       detail::comp_signal_bad(comp);

@@ -58,7 +58,8 @@ void remove_pool_owner(device* d) {
   }
 }
 
-device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
+device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
+    : group_index(index), max_recvs_(opt.max_recvs) {
   const config& cfg = settings();
   // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer.
   packet_size = static_cast<size_t>(cfg.packet_size) + packet_slack;
@@ -79,7 +80,7 @@ device::device(int index, bootstrap::bootstrap& boot) : group_index(index) {
     fatal("device %d: a packet of %zu bytes has no room for a %zu-byte message and the "
           "backend's %zu-byte trailer", group_index, packet_size, recv_size,
           net->message_overhead());
-  const size_t npackets = static_cast<size_t>(cfg.server_num_pkts);
+  const size_t npackets = opt.npackets ? opt.npackets : static_cast<size_t>(cfg.server_num_pkts);
   slab_bytes = packet_size * npackets;
   slab = map_slab(slab_bytes, "packets");
   // Sent from and received into only: peers' RDMA cannot reach the slab.
@@ -199,7 +200,7 @@ device::~device() {
 void device::post_initial_receives() {
   // Keep up to LCI_SERVER_MAX_RECVS packets posted, within the provider's
   // receive queue and leaving at least half of the pool for sends.
-  size_t n = static_cast<size_t>(settings().server_max_recvs);
+  size_t n = max_recvs_ ? max_recvs_ : static_cast<size_t>(settings().server_max_recvs);
   n = std::min(n, net->rx_queue_size());
   n = std::min(n, packets->capacity() / 2);
   n = std::max<size_t>(n, 1);

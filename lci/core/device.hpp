@@ -77,6 +77,7 @@ struct parked_msg {
   int src_rank = 0;
   uint16_t tag = 0;
   size_t length = 0;
+  void* target_context = nullptr;  // the request's user_context (endpoint::target_context)
   std::unique_ptr<char[]> bytes;
 };
 
@@ -101,8 +102,17 @@ struct alignas(64) device_profile {
 #define LCI_PROF_RETRY(dev, status) ((void)0)
 #endif
 
+// What a device may set apart from the process's settings (0: the
+// setting): its packet count and its posted receives (the LCI 2
+// interface's npackets and net_max_recvs).
+struct device_options {
+  size_t npackets = 0;
+  size_t max_recvs = 0;
+};
+
 struct device {
-  device(int group_index, bootstrap::bootstrap& boot);
+  device(int group_index, bootstrap::bootstrap& boot,
+         const device_options& opt = device_options());
   ~device();
   device(const device&) = delete;
   device& operator=(const device&) = delete;
@@ -286,6 +296,7 @@ struct device {
   }
 
  private:
+  size_t max_recvs_;  // options::max_recvs
   // The n (> 0) completions of one poll.
   [[gnu::noinline]] void handle_completions(net::completion* cs, int n);
   void post_initial_receives();

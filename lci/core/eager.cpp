@@ -64,10 +64,11 @@ bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out, comp_ref* ref) 
     *out = ep->default_comp;
     return true;
   }
+  if (ep->lookup_comp) return ep->lookup_comp(handle, out, ref);
   comp_base* c = comp_registry::acquire(handle);
   if (!c) return false;
   ref->reset(c);
-  if (c->type != ep->msg_comp_type) return false;
+  if (c->type != ep->msg_comp_type && ep->msg_comp_type != comp_type_any) return false;
   *out = c;
   return true;
 }
@@ -100,7 +101,8 @@ arrival on_matched(device& d, endpoint* ep, packet* p) {
 bool copies_in_place(const match_node* n) {
   const auto* c = reinterpret_cast<const recv_ctx*>(n);
   return !c->want_packet &&
-         (c->comp == nullptr || to_comp(c->comp)->type != LCI_COMPLETION_HANDLER);
+         (c->comp == nullptr || (to_comp(c->comp)->type != LCI_COMPLETION_HANDLER &&
+                                 to_comp(c->comp)->type != comp_type_callback));
 }
 
 LCI_ARRIVAL(msg_kind::short_msg, on_matched<msg_kind::short_msg>);
@@ -119,6 +121,7 @@ void park(device& d, LCI_comp_t comp, comp_base* ref, const LCI_request_t& r, co
   m.src_rank = r.rank;
   m.tag = static_cast<uint16_t>(r.tag);
   m.length = length;
+  m.target_context = r.user_context;
   m.bytes.reset(new char[length ? length : 1]);
   if (length) memcpy(m.bytes.get(), data, length);
   d.parked_lock.lock();
@@ -149,7 +152,7 @@ arrival on_eager_put(device& d, endpoint* ep, packet* p) {
     return arrival::kept;
   }
   ep->done.add(p->in.src_rank);
-  LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, nullptr);
+  LCI_request_t r = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, ep->target_context);
   arrival a = arrival::repost;
   if constexpr (short_put) {
     r.type = LCI_IMMEDIATE;
@@ -214,7 +217,7 @@ bool deliver_parked(device& d) {
       break;
     }
     if (m.length) memcpy(p->payload(), m.bytes.get(), m.length);
-    LCI_request_t r = make_request(m.src_rank, m.tag, LCI_MEDIUM, nullptr);
+    LCI_request_t r = make_request(m.src_rank, m.tag, LCI_MEDIUM, m.target_context);
     r.data.mbuffer.address = p->payload();
     r.data.mbuffer.length = m.length;
     device::hand_out(p);

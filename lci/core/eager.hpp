@@ -258,7 +258,7 @@ inline void complete_waiting(device& d, recv_ctx* c, packet* p) {
 
 // The matching key of a receive of `ep` from `rank` with `tag`.
 inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
-  return make_match_key(ep->match_type == LCI_MATCH_TAG ? LCI_RANK_ANY : rank, ep->index, tag);
+  return make_match_key(ep->match_rank ? rank : LCI_RANK_ANY, ep->index, tag & ep->tag_mask);
 }
 
 // Posts a receive with matching key `key` (recv_key); completes it at once
@@ -301,6 +301,43 @@ inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_
                       bool always_signal = false, bool long_recv = false) {
   post_recv_keyed(ep, recv_key(ep, rank, tag), buffer, capacity, want_packet, comp, user_context,
                   segment, iov, always_signal, long_recv);
+}
+
+// post_recv_keyed into `buffer` (the LCI 2 interface's post_recv), except
+// that a medium message already waiting is copied out at once and reported
+// in *out instead of signalling `comp`: true then. False: the receive is
+// posted (or met a waiting RTS) and `comp` will be signalled.
+inline bool post_recv_or_done(endpoint* ep, uint64_t key, void* buffer, size_t capacity,
+                              LCI_comp_t comp, void* user_context, LCI_segment_t segment,
+                              bool long_recv, LCI_request_t* out) {
+  device& d = *ep->dev;
+  recv_ctx* c = d.get_ctx();
+  c->type = long_recv ? LCI_LONG : LCI_MEDIUM;
+  c->segment = segment;
+  c->iov.lbuffers = nullptr;
+  c->comp = comp;
+  c->user_context = user_context;
+  c->ep = ep;
+  c->buffer = buffer;
+  c->capacity = capacity;
+  c->want_packet = false;
+  c->node.key = key;
+  c->node.kind = match_kind::recv;
+  if (match_node* m = d.table->insert_or_match(&c->node)) {
+    packet* p = reinterpret_cast<packet*>(m);
+    if (p->in.kind == msg_kind::medium) {
+      *out = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, user_context);
+      out->data.mbuffer.address = buffer;
+      out->data.mbuffer.length = p->in.length < capacity ? p->in.length : capacity;
+      c->comp = nullptr;  // reported to the caller instead
+      complete_waiting(d, c, p);
+      return true;
+    }
+    complete_waiting(d, c, p);
+  } else if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0)) {
+    recheck_failed_receive(d, key);
+  }
+  return false;
 }
 
 // The receives of recvs and recvm (into `buffer`) and of recvmn (into a

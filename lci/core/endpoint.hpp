@@ -18,6 +18,15 @@
 namespace lci {
 
 struct device;
+struct comp_ref;
+
+// How a one-sided message's remote completion handle is resolved (the
+// LCI 2 interface's rcomp registry); nullptr: the completion registry.
+using comp_lookup_fn = bool (*)(uint64_t handle, LCI_comp_t* out, comp_ref* ref);
+
+// Completion-object type of an endpoint that accepts any kind (the LCI 2
+// interface's endpoints); never the type of an object.
+inline constexpr LCI_comp_type_t comp_type_any = static_cast<LCI_comp_type_t>(0x41);
 
 inline constexpr uint32_t endpoint_magic = 0x4c434945u;
 // Per-peer counters. The first `owned_rows` threads that count (process-wide)
@@ -95,6 +104,15 @@ struct endpoint {
   LCI_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;
   LCI_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
   LCI_comp_t default_comp = nullptr;
+  // The matching key's parts: the rank (else any rank) and the tag bits
+  // (0: any tag). LCI_MATCH_TAG endpoints ignore the rank.
+  bool match_rank = true;
+  uint32_t tag_mask = 0xffffu;
+  // The user_context of the requests that arrivals at this endpoint make at
+  // the target (nullptr; the LCI 2 interface marks them): active messages
+  // carry it, a put's or get's notification the byte after it.
+  void* target_context = nullptr;
+  comp_lookup_fn lookup_comp = nullptr;
 
   alignas(64) std::atomic<int64_t> pending{0};
   peer_counters issued;  // operations with a target-side effect, by target

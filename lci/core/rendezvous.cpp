@@ -369,6 +369,7 @@ arrival on_rts_alloc(device& d, endpoint* ep, packet* p) {
   op->ep = ep;
   op->rank = p->in.src_rank;
   op->tag = p->in.tag;
+  op->user_context = ep->target_context;
   comp_ref held;
   const bool comp_ok = target_comp(ep, h.comp, &op->comp, &held);
   op->held_comp = held.take();  // released with the op

@@ -198,7 +198,9 @@ arrival on_notify(device& d, endpoint* ep, packet* p) {
     drop_message(d, p, "put/get notification", bad, origin);
     return arrival::kept;
   }
-  LCI_request_t r = make_request(origin, p->in.tag, static_cast<LCI_data_type_t>(n.type), nullptr);
+  // A put's or get's notification: the byte after the endpoint's marker.
+  void* marker = ep->target_context ? static_cast<char*>(ep->target_context) + 1 : nullptr;
+  LCI_request_t r = make_request(origin, p->in.tag, static_cast<LCI_data_type_t>(n.type), marker);
   const char* extra = p->payload() + sizeof(n);
   if (n.type == LCI_IOVEC) {
     const auto* b = reinterpret_cast<const notify_buffer*>(extra);

@@ -41,9 +41,9 @@ void free_handlers() {
 }
 }  // namespace
 
-device* device_create() {
+device* device_create(const device_options& opt) {
   runtime& rt = *g_runtime;
-  auto* d = new device(rt.next_device_index++, *rt.boot);
+  auto* d = new device(rt.next_device_index++, *rt.boot, opt);
   std::lock_guard<std::mutex> guard(rt.devices_mutex);
   rt.devices.push_back(d);
   add_pool_owner(d);
@@ -126,6 +126,10 @@ endpoint* make_endpoint(device* d, const plist& p, uint32_t index) {
   ep->cmd_comp_type = p.cmd_comp_type;
   ep->msg_comp_type = p.msg_comp_type;
   ep->default_comp = p.default_comp;
+  ep->match_rank = p.match_rank && p.match_type != LCI_MATCH_TAG;
+  ep->tag_mask = p.match_tag ? 0xffffu : 0u;
+  ep->target_context = p.target_context;
+  ep->lookup_comp = p.lookup_comp;
   g_runtime->endpoints[index].store(ep, std::memory_order_release);
   return ep;
 }
@@ -146,6 +150,22 @@ void endpoint_destroy(endpoint* ep) {
   g_runtime->endpoints[ep->index].store(nullptr, std::memory_order_release);
   ep->magic = 0;
   ep->retire();
+}
+
+namespace {
+std::mutex g_users_mutex;
+int g_users = 0;
+}  // namespace
+
+bool runtime_acquire() {
+  std::lock_guard<std::mutex> g(g_users_mutex);
+  return g_users++ == 0;
+}
+
+bool runtime_release() {
+  std::lock_guard<std::mutex> g(g_users_mutex);
+  if (g_users == 0) fatal("LCI: the runtime was finalized more often than initialized");
+  return --g_users == 0;
 }
 
 void runtime_initialize() {

@@ -36,6 +36,12 @@ struct plist {
   // default against the message-port type; the implicit LCI_UR_CQ is not
   // checked, since 1.7.9 programs pair it with any port type and never use it.
   bool default_comp_set = false;
+  // The LCI 2 interface's endpoints (endpoint.hpp): matching policies
+  // beyond LCI_match_t, arrivals' marker, rcomp lookup.
+  bool match_rank = true;
+  bool match_tag = true;
+  void* target_context = nullptr;
+  comp_lookup_fn lookup_comp = nullptr;
 };
 
 struct runtime {
@@ -69,7 +75,13 @@ void remember_handler(comp_handler* h);
 // caller's (runtime_barrier, barrier.hpp, which is above the runtime).
 void runtime_initialize();
 void runtime_finalize();
-device* device_create();
+// The runtime's users (the C API's LCI_initialize, the LCI 2 interface's
+// runtimes), counted: acquire returns true for the first, which must then
+// initialize it (runtime_initialize, then a barrier); release returns true
+// for the last, which must finalize it.
+bool runtime_acquire();
+bool runtime_release();
+device* device_create(const device_options& opt = device_options());
 void device_destroy(device* d);
 endpoint* endpoint_create(device* d, const plist& p);
 void endpoint_destroy(endpoint* ep);

@@ -1,0 +1,1900 @@
+// lci.hpp - the LCI 2 C++ interface, on the same library as the LCI 1.7 C
+// interface (lci.h).
+//
+// Names, signatures and semantics follow LCI 2's public interface
+// (namespace lci): resources are handles (runtime_t, device_t, endpoint_t,
+// comp_t, mr_t, packet_pool_t, matching_engine_t, net_context_t), and each
+// operation `foo` comes in two forms: the function `foo(positional...)`
+// and the object `foo_x(positional...)`, whose setters name the optional
+// arguments and whose call operator runs it:
+//
+//   lci::status_t s = lci::post_send_x(rank, buf, size, tag, comp)
+//                         .device(dev).user_context(ctx)();
+//
+// What is implemented, and how each operation maps onto the library, is in
+// docs/lci2.md. Both interfaces may be used in one process (docs/lci2.md,
+// "One process, both interfaces").
+#ifndef LCI_API_LCI_HPP
+#define LCI_API_LCI_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "lci_config.hpp"
+
+#if defined(__GNUC__)
+#define LCI_CXX_API __attribute__((visibility("default")))
+#else
+#define LCI_CXX_API
+#endif
+
+namespace lci {
+
+// ---- basic types ----------------------------------------------------------
+
+enum class attr_backend_t { none, ibv, ofi, ucx };
+
+enum attr_net_lock_mode_t {
+  LCI_NET_TRYLOCK_SEND = 1,
+  LCI_NET_TRYLOCK_RECV = 1 << 1,
+  LCI_NET_TRYLOCK_POLL = 1 << 2,
+  LCI_NET_LOCK_MR = 1 << 3,
+  LCI_NET_LOCK_ALL = LCI_NET_TRYLOCK_SEND | LCI_NET_TRYLOCK_RECV | LCI_NET_TRYLOCK_POLL |
+                     LCI_NET_LOCK_MR,
+  LCI_NET_TRYLOCK_MAX = 1 << 4,
+};
+
+enum class attr_matching_engine_type_t { queue, map };
+enum class attr_comp_type_t { sync, counter, cq, handler, graph, custom };
+enum class attr_cq_type_t { array_atomic, lcrq };
+enum class attr_ibv_odp_strategy_t { none, explicit_odp, implicit_odp };
+enum class attr_ibv_prefetch_strategy_t { none, prefetch, prefetch_write, prefetch_no_fault };
+enum class attr_ibv_td_strategy_t { none, all_qp, per_qp };
+
+// A value that may be unset (std::optional's role, for C++11 programs).
+template <typename T>
+struct option_t {
+  option_t() : m_value(), m_is_set(false) {}
+  option_t(T value) : m_value(value), m_is_set(true) {}
+  option_t(T value, bool is_set) : m_value(value), m_is_set(is_set) {}
+  T get_value_or(T fallback) const { return m_is_set ? m_value : fallback; }
+  bool get_set_value(T* out) const {
+    if (m_is_set) *out = m_value;
+    return m_is_set;
+  }
+  T get_value() const { return m_value; }
+  bool is_set() const { return m_is_set; }
+  operator T() const { return m_value; }
+  T m_value;
+  bool m_is_set;
+};
+
+// What a posting call did: done (complete now; its completion object is
+// not signalled), posted (its completion object will be signalled once),
+// retry (nothing happened: call again, after progress). Within each
+// category the code says why.
+enum class errorcode_t {
+  done_min,
+  done,
+  done_backlog,
+  done_max,
+  posted_min,
+  posted,
+  posted_backlog,
+  posted_max,
+  retry_min,
+  retry,
+  retry_init,
+  retry_lock,
+  retry_nopacket,
+  retry_nomem,
+  retry_backlog,
+  retry_max,
+  fatal,
+};
+
+LCI_CXX_API const char* get_errorcode_str(errorcode_t errorcode);
+
+struct error_t {
+  errorcode_t errorcode;
+  error_t() : errorcode(errorcode_t::retry_init) {}
+  error_t(errorcode_t e) : errorcode(e) {}
+  void reset_retry() { errorcode = errorcode_t::retry; }
+  bool is_done() const {
+    return errorcode > errorcode_t::done_min && errorcode < errorcode_t::done_max;
+  }
+  bool is_posted() const {
+    return errorcode > errorcode_t::posted_min && errorcode < errorcode_t::posted_max;
+  }
+  bool is_retry() const {
+    return errorcode > errorcode_t::retry_min && errorcode < errorcode_t::retry_max;
+  }
+  const char* get_str() const { return get_errorcode_str(errorcode); }
+};
+
+// A rank declared failed by the peer-failure machinery (LCI_PEER_FAILURE,
+// docs/failure.md), where an operation involving it is refused.
+class peer_failure_error : public std::runtime_error {
+ public:
+  peer_failure_error(int failed_rank, const std::string& message)
+      : std::runtime_error(message), m_failed_rank(failed_rank) {}
+  int failed_rank() const noexcept { return m_failed_rank; }
+
+ private:
+  int m_failed_rank;
+};
+
+enum class net_opcode_t { SEND = 0, RECV = 1, WRITE = 2, REMOTE_WRITE = 3, READ = 4, ERROR = 5,
+                          FETCH_ADD = 6 };
+LCI_CXX_API const char* get_net_opcode_str(net_opcode_t opcode);
+
+enum class broadcast_algorithm_t { none, direct, tree, ring };
+enum class reduce_scatter_algorithm_t { none, direct, tree, ring };
+enum class allreduce_algorithm_t { none, direct, tree, ring };
+LCI_CXX_API const char* get_broadcast_algorithm_str(broadcast_algorithm_t algorithm);
+LCI_CXX_API const char* get_reduce_scatter_algorithm_str(broadcast_algorithm_t algorithm);
+LCI_CXX_API const char* get_allreduce_algorithm_str(broadcast_algorithm_t algorithm);
+LCI_CXX_API const char* get_reduce_scatter_algorithm_str(reduce_scatter_algorithm_t algorithm);
+LCI_CXX_API const char* get_allreduce_algorithm_str(allreduce_algorithm_t algorithm);
+
+using net_imm_data_t = uint32_t;
+struct net_status_t {
+  net_opcode_t opcode;
+  int rank;
+  void* user_context;
+  size_t length;
+  net_imm_data_t imm_data;
+};
+
+using tag_t = uint64_t;
+using rcomp_t = uint32_t;
+enum class direction_t { OUT, IN };
+const int ANY_SOURCE = -1;
+const tag_t ANY_TAG = static_cast<tag_t>(-1);
+
+enum class matching_entry_type_t : unsigned { send = 0, recv = 1 };
+enum class matching_policy_t : unsigned { none = 0, rank_only = 1, tag_only = 2, rank_tag = 3,
+                                          max = 4 };
+using matching_entry_key_t = uint64_t;
+using matching_entry_val_t = void*;
+
+// When an outgoing operation counts as complete: `memory`, once its buffer
+// may be reused (an eager copy is complete at once); `network`, once the
+// network operation itself completed.
+enum class comp_semantic_t { memory, network, buffer = memory };
+
+struct allocator_base_t {
+  virtual void* allocate(size_t size) = 0;
+  virtual void deallocate(void* ptr) = 0;
+  virtual ~allocator_base_t() = default;
+};
+struct allocator_default_t : allocator_base_t {
+  LCI_CXX_API void* allocate(size_t size) override;
+  LCI_CXX_API void deallocate(void* ptr) override;
+};
+LCI_CXX_API extern allocator_default_t g_allocator_default;
+
+LCI_CXX_API extern const char* DEFAULT_NAME;
+
+// The remote side of a registration, self-contained: copy it byte for byte
+// to the peers that put into or get from the memory.
+struct rmr_t {
+  uintptr_t base;         // the registered memory's address at its owner
+  uintptr_t mr_base;      // the owner's handle of the registration
+  uint64_t opaque_rkey;   // what the network needs to reach it
+  uint64_t length;        // the registered bytes (a put or get beyond is refused)
+  uint32_t group;         // the owner's device
+  uint32_t flags;         // 1: the network addresses it by virtual address
+  rmr_t() : base(0), mr_base(0), opaque_rkey(0), length(0), group(0), flags(0) {}
+  bool is_empty() const { return base == 0 && mr_base == 0 && opaque_rkey == 0; }
+};
+const rmr_t RMR_NULL = rmr_t();
+
+// ---- resources -------------------------------------------------------------
+
+class runtime_impl_t;
+class packet_pool_impl_t;
+class matching_engine_impl_t;
+class comp_impl_t;
+class net_context_impl_t;
+class device_impl_t;
+class mr_impl_t;
+class endpoint_impl_t;
+
+struct runtime_attr_t {
+  size_t packet_return_threshold;
+  int imm_nbits_tag;
+  int imm_nbits_rcomp;
+  uint64_t max_imm_tag;
+  uint64_t max_imm_rcomp;
+  uint64_t max_tag;
+  uint64_t max_rcomp;
+  bool alloc_default_device;
+  bool alloc_default_packet_pool;
+  bool alloc_default_matching_engine;
+  const char* name;
+  void* user_context;
+};
+struct packet_pool_attr_t {
+  size_t packet_size;
+  size_t npackets;
+  const char* name;
+  void* user_context;
+};
+struct matching_engine_attr_t {
+  attr_matching_engine_type_t matching_engine_type;
+  const char* name;
+  void* user_context;
+};
+struct comp_attr_t {
+  attr_comp_type_t comp_type;
+  int sync_threshold;
+  bool zero_copy_am;
+  attr_cq_type_t cq_type;
+  int cq_default_length;
+  const char* name;
+  void* user_context;
+};
+struct net_context_attr_t {
+  attr_backend_t backend;
+  std::string ofi_provider_name;
+  size_t max_msg_size;
+  size_t max_inject_size;
+  int ibv_gid_idx;
+  bool ibv_force_gid_auto_select;
+  attr_ibv_odp_strategy_t ibv_odp_strategy;
+  attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;
+  bool support_putimm;
+  const char* name;
+  void* user_context;
+};
+struct device_attr_t {
+  size_t net_max_sends;
+  size_t net_max_recvs;
+  size_t net_max_cqes;
+  uint64_t ofi_lock_mode;
+  bool alloc_default_endpoint;
+  attr_ibv_td_strategy_t ibv_td_strategy;
+  int uid;
+  const char* name;
+  void* user_context;
+};
+struct mr_attr_t {
+  const char* name;
+  void* user_context;
+};
+struct endpoint_attr_t {
+  int uid;
+  const char* name;
+  void* user_context;
+};
+
+// The defaults every allocation starts from (get_g_default_attr).
+struct global_attr_t {
+  size_t packet_return_threshold;
+  int imm_nbits_tag;
+  int imm_nbits_rcomp;
+  bool alloc_default_device;
+  bool alloc_default_packet_pool;
+  bool alloc_default_matching_engine;
+  size_t packet_size;
+  size_t npackets;
+  attr_matching_engine_type_t matching_engine_type;
+  int sync_threshold;
+  bool zero_copy_am;
+  attr_cq_type_t cq_type;
+  int cq_default_length;
+  attr_backend_t backend;
+  std::string ofi_provider_name;
+  size_t max_msg_size;
+  size_t max_inject_size;
+  int ibv_gid_idx;
+  bool ibv_force_gid_auto_select;
+  attr_ibv_odp_strategy_t ibv_odp_strategy;
+  attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;
+  size_t net_max_sends;
+  size_t net_max_recvs;
+  size_t net_max_cqes;
+  uint64_t ofi_lock_mode;
+  bool alloc_default_endpoint;
+  attr_ibv_td_strategy_t ibv_td_strategy;
+};
+
+namespace detail {
+[[noreturn]] LCI_CXX_API void throw_empty(const char* what);
+LCI_CXX_API runtime_attr_t attr_of(const runtime_impl_t* p);
+LCI_CXX_API packet_pool_attr_t attr_of(const packet_pool_impl_t* p);
+LCI_CXX_API matching_engine_attr_t attr_of(const matching_engine_impl_t* p);
+LCI_CXX_API net_context_attr_t attr_of(const net_context_impl_t* p);
+LCI_CXX_API device_attr_t attr_of(const device_impl_t* p);
+LCI_CXX_API mr_attr_t attr_of(const mr_impl_t* p);
+LCI_CXX_API endpoint_attr_t attr_of(const endpoint_impl_t* p);
+}  // namespace detail
+
+// A resource handle: one pointer, convertible from and to a raw pointer.
+#define LCI_CXX_RESOURCE_COMMON(res)                                                      \
+  res##_impl_t* p_impl = nullptr;                                                        \
+  res##_t() = default;                                                                    \
+  res##_t(void* p) : p_impl(static_cast<res##_impl_t*>(p)) {}                             \
+  res##_impl_t* get_impl() const {                                                        \
+    if (!p_impl) detail::throw_empty(#res);                                               \
+    return p_impl;                                                                        \
+  }                                                                                       \
+  void set_impl(res##_impl_t* p) { p_impl = p; }                                          \
+  bool operator==(const res##_t& other) const { return p_impl == other.p_impl; }          \
+  bool operator!=(const res##_t& other) const { return p_impl != other.p_impl; }          \
+  using attr_t = res##_attr_t;                                                            \
+  attr_t get_attr() const { return detail::attr_of(get_impl()); }
+
+#define LCI_CXX_ATTR_GETTER(type, name) \
+  type get_attr_##name() const { return get_attr().name; }
+
+class runtime_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(runtime)
+  bool is_empty() const { return p_impl == nullptr; }
+  LCI_CXX_ATTR_GETTER(size_t, packet_return_threshold)
+  LCI_CXX_ATTR_GETTER(int, imm_nbits_tag)
+  LCI_CXX_ATTR_GETTER(int, imm_nbits_rcomp)
+  LCI_CXX_ATTR_GETTER(uint64_t, max_imm_tag)
+  LCI_CXX_ATTR_GETTER(uint64_t, max_imm_rcomp)
+  LCI_CXX_ATTR_GETTER(uint64_t, max_tag)
+  LCI_CXX_ATTR_GETTER(uint64_t, max_rcomp)
+  LCI_CXX_ATTR_GETTER(bool, alloc_default_device)
+  LCI_CXX_ATTR_GETTER(bool, alloc_default_packet_pool)
+  LCI_CXX_ATTR_GETTER(bool, alloc_default_matching_engine)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+
+class packet_pool_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(packet_pool)
+  bool is_empty() const { return p_impl == nullptr; }
+  LCI_CXX_ATTR_GETTER(size_t, packet_size)
+  LCI_CXX_ATTR_GETTER(size_t, npackets)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+
+class matching_engine_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(matching_engine)
+  bool is_empty() const { return p_impl == nullptr; }
+  LCI_CXX_ATTR_GETTER(attr_matching_engine_type_t, matching_engine_type)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+
+class net_context_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(net_context)
+  bool is_empty() const { return p_impl == nullptr; }
+  LCI_CXX_ATTR_GETTER(attr_backend_t, backend)
+  LCI_CXX_ATTR_GETTER(std::string, ofi_provider_name)
+  LCI_CXX_ATTR_GETTER(size_t, max_msg_size)
+  LCI_CXX_ATTR_GETTER(size_t, max_inject_size)
+  LCI_CXX_ATTR_GETTER(int, ibv_gid_idx)
+  LCI_CXX_ATTR_GETTER(bool, ibv_force_gid_auto_select)
+  LCI_CXX_ATTR_GETTER(attr_ibv_odp_strategy_t, ibv_odp_strategy)
+  LCI_CXX_ATTR_GETTER(attr_ibv_prefetch_strategy_t, ibv_prefetch_strategy)
+  LCI_CXX_ATTR_GETTER(bool, support_putimm)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+
+class device_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(device)
+  bool is_empty() const { return p_impl == nullptr; }
+  LCI_CXX_ATTR_GETTER(size_t, net_max_sends)
+  LCI_CXX_ATTR_GETTER(size_t, net_max_recvs)
+  LCI_CXX_ATTR_GETTER(size_t, net_max_cqes)
+  LCI_CXX_ATTR_GETTER(uint64_t, ofi_lock_mode)
+  LCI_CXX_ATTR_GETTER(bool, alloc_default_endpoint)
+  LCI_CXX_ATTR_GETTER(attr_ibv_td_strategy_t, ibv_td_strategy)
+  LCI_CXX_ATTR_GETTER(int, uid)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+
+// A registration of local memory (register_memory). MR_HOST, MR_DEVICE and
+// MR_UNKNOWN are not registrations: they say what memory an unregistered
+// buffer is, and count as empty.
+class mr_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(mr)
+  bool is_empty() const { return reinterpret_cast<uintptr_t>(p_impl) < 3; }
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+const mr_t MR_HOST = mr_t();
+const mr_t MR_DEVICE = mr_t(reinterpret_cast<void*>(0x1));
+const mr_t MR_UNKNOWN = mr_t(reinterpret_cast<void*>(0x2));
+
+class endpoint_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(endpoint)
+  bool is_empty() const { return p_impl == nullptr; }
+  LCI_CXX_ATTR_GETTER(int, uid)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+
+// ---- status ------------------------------------------------------------------
+
+// What completed: the peer (source of a receive or active message, target
+// of a send or put), the buffer and its size (for a receive, the bytes that
+// arrived; for an active message at its target, a buffer the receiver owns),
+// the tag and the operation's user context (nullptr for an arrival at a
+// target).
+struct status_t {
+  error_t error;
+  int rank = -1;
+  void* buffer = nullptr;
+  size_t size = 0;
+  tag_t tag = 0;
+  void* user_context = nullptr;
+
+  status_t() = default;
+  status_t(errorcode_t e) : error(e) {}
+  explicit status_t(void* user_context_) : error(errorcode_t::done), user_context(user_context_) {}
+  void set_done() { error = errorcode_t::done; }
+  void set_posted() { error = errorcode_t::posted; }
+  void set_retry() { error = errorcode_t::retry; }
+  bool is_done() const { return error.is_done(); }
+  bool is_posted() const { return error.is_posted(); }
+  bool is_retry() const { return error.is_retry(); }
+  error_t get_error() const { return error; }
+  int get_rank() const { return rank; }
+  void* get_buffer() const { return buffer; }
+  size_t get_size() const { return size; }
+  tag_t get_tag() const { return tag; }
+  void* get_user_context() const { return user_context; }
+};
+
+// ---- completion objects ------------------------------------------------------
+
+// A completion object. The library's own (sync, counter, cq, handler, graph)
+// are made by alloc_*; a program may derive its own from comp_impl_t,
+// override signal(), and pass `comp_t(new mine(...))`: LCI then calls its
+// signal() once per completion and never deletes it.
+class comp_impl_t {
+ public:
+  using attr_t = comp_attr_t;
+  LCI_CXX_API comp_impl_t();
+  LCI_CXX_API explicit comp_impl_t(const attr_t& attr);
+  LCI_CXX_API virtual ~comp_impl_t();
+  comp_impl_t(const comp_impl_t&) = delete;
+  comp_impl_t& operator=(const comp_impl_t&) = delete;
+  virtual void signal(status_t status) = 0;
+
+  attr_t attr;
+  // The library's side of the object (what the core signals); set by the
+  // constructor, never by a program.
+  void* core_ = nullptr;
+
+ protected:
+  struct library_made {};
+  // For the library's own kinds, which bring their own core object.
+  LCI_CXX_API comp_impl_t(const attr_t& attr, library_made);
+};
+
+namespace detail {
+inline comp_attr_t attr_of(const comp_impl_t* p) { return p->attr; }
+}  // namespace detail
+
+class comp_t {
+ public:
+  LCI_CXX_RESOURCE_COMMON(comp)
+  // COMP_NULL (0) and COMP_NULL_RETRY (1) name no object.
+  bool is_empty() const { return reinterpret_cast<uintptr_t>(p_impl) <= 1; }
+  LCI_CXX_ATTR_GETTER(attr_comp_type_t, comp_type)
+  LCI_CXX_ATTR_GETTER(int, sync_threshold)
+  LCI_CXX_ATTR_GETTER(bool, zero_copy_am)
+  LCI_CXX_ATTR_GETTER(attr_cq_type_t, cq_type)
+  LCI_CXX_ATTR_GETTER(int, cq_default_length)
+  LCI_CXX_ATTR_GETTER(const char*, name)
+  LCI_CXX_ATTR_GETTER(void*, user_context)
+};
+// No completion object: the operation completes in the call (done) or is
+// taken into the backlog; it is never posted, and never refused.
+const comp_t COMP_NULL = comp_t(static_cast<void*>(nullptr));
+// No completion object, but a refusal (retry) may be returned.
+const comp_t COMP_NULL_RETRY = comp_t(reinterpret_cast<void*>(0x1));
+const comp_t COMP_NULL_EXPECT_DONE = COMP_NULL;
+const comp_t COMP_NULL_EXPECT_DONE_OR_RETRY = COMP_NULL_RETRY;
+
+using comp_handler_t = void (*)(status_t status);
+using reduce_op_t = void (*)(const void* left, const void* right, void* dst, size_t n);
+
+using graph_node_t = void*;
+const graph_node_t GRAPH_START = reinterpret_cast<graph_node_t>(0x1);
+const graph_node_t GRAPH_END = reinterpret_cast<graph_node_t>(0x2);
+using graph_node_run_cb_t = status_t (*)(void* value);
+const graph_node_run_cb_t GRAPH_NODE_DUMMY_CB = nullptr;
+using graph_node_free_cb_t = void (*)(void* value);
+using graph_edge_run_cb_t = void (*)(status_t status, void* src_value, void* dst_value);
+
+#undef LCI_CXX_ATTR_GETTER
+#undef LCI_CXX_RESOURCE_COMMON
+
+// ---- the process, the runtime ------------------------------------------------
+
+// Process-wide set-up and its end, counted: g_runtime_init and alloc_runtime
+// call them too. A program may call global_initialize first to read the
+// rank or change the default attributes before any runtime exists.
+LCI_CXX_API void global_initialize();
+LCI_CXX_API void global_finalize();
+LCI_CXX_API int get_rank_me();
+LCI_CXX_API int get_rank_n();
+LCI_CXX_API global_attr_t get_g_default_attr();
+LCI_CXX_API void set_g_default_attr(const global_attr_t& attr);
+
+// The operations' implementations (the library's side of the objects below).
+namespace detail {
+
+struct runtime_args {
+  size_t packet_return_threshold;
+  int imm_nbits_tag;
+  int imm_nbits_rcomp;
+  bool alloc_default_device;
+  bool alloc_default_packet_pool;
+  bool alloc_default_matching_engine;
+  unsigned set_mask;  // bit i: field i set by the caller
+  const char* name;
+  void* user_context;
+};
+LCI_CXX_API runtime_t alloc_runtime(const runtime_args& a, bool global);
+LCI_CXX_API void free_runtime(runtime_t* runtime, bool global);
+
+struct device_args {
+  size_t net_max_sends, net_max_recvs, net_max_cqes;
+  uint64_t ofi_lock_mode;
+  bool alloc_default_endpoint;
+  attr_ibv_td_strategy_t ibv_td_strategy;
+  unsigned set_mask;
+  const char* name;
+  void* user_context;
+  runtime_t runtime;
+  net_context_t net_context;
+  packet_pool_t packet_pool;
+};
+LCI_CXX_API device_t alloc_device(const device_args& a);
+
+// Every communication posting: the arguments of post_comm.
+enum class comm_kind : uint8_t { send, recv, am, put, get };
+struct comm_args {
+  comm_kind kind;
+  direction_t direction;
+  int rank;
+  void* local_buffer;
+  size_t size;
+  comp_t local_comp;
+  runtime_t runtime;
+  packet_pool_t packet_pool;
+  device_t device;
+  endpoint_t endpoint;
+  matching_engine_t matching_engine;
+  comp_semantic_t comp_semantic;
+  mr_t mr;
+  uintptr_t remote_disp;
+  rmr_t rmr;
+  tag_t tag;
+  rcomp_t remote_comp;
+  void* user_context;
+  matching_policy_t matching_policy;
+  bool allow_done, allow_posted, allow_retry;
+  comm_args(comm_kind k, direction_t dir, int rank_, void* buf, size_t size_, comp_t comp)
+      : kind(k), direction(dir), rank(rank_), local_buffer(buf), size(size_), local_comp(comp),
+        comp_semantic(comp_semantic_t::memory), remote_disp(0), tag(0), remote_comp(0),
+        user_context(nullptr), matching_policy(matching_policy_t::rank_tag), allow_done(true),
+        allow_posted(true), allow_retry(true) {}
+};
+LCI_CXX_API status_t post_comm(const comm_args& a);
+
+}  // namespace detail
+
+// Setters of an operation object: each names one argument and returns the
+// object, so that they chain.
+#define LCI_CXX_SETTER(cls, type, name)   \
+  cls&& name(type v) {                    \
+    m_##name = v;                         \
+    return std::move(*this);              \
+  }
+#define LCI_CXX_ARG_SETTER(cls, type, name) \
+  cls&& name(type v) {                      \
+    a_.name = v;                            \
+    return std::move(*this);                \
+  }
+
+// alloc_runtime / g_runtime_init: the runtime attributes as optional
+// arguments. g_runtime_init makes the global runtime, the default of every
+// operation's `runtime` argument.
+#define LCI_CXX_RUNTIME_SETTERS(cls)                                                   \
+  cls&& packet_return_threshold(size_t v) {                                            \
+    a_.packet_return_threshold = v;                                                    \
+    a_.set_mask |= 1u;                                                                 \
+    return std::move(*this);                                                           \
+  }                                                                                    \
+  cls&& imm_nbits_tag(int v) {                                                         \
+    a_.imm_nbits_tag = v;                                                              \
+    a_.set_mask |= 2u;                                                                 \
+    return std::move(*this);                                                           \
+  }                                                                                    \
+  cls&& imm_nbits_rcomp(int v) {                                                       \
+    a_.imm_nbits_rcomp = v;                                                            \
+    a_.set_mask |= 4u;                                                                 \
+    return std::move(*this);                                                           \
+  }                                                                                    \
+  cls&& alloc_default_device(bool v) {                                                 \
+    a_.alloc_default_device = v;                                                       \
+    a_.set_mask |= 8u;                                                                 \
+    return std::move(*this);                                                           \
+  }                                                                                    \
+  cls&& alloc_default_packet_pool(bool v) {                                            \
+    a_.alloc_default_packet_pool = v;                                                  \
+    a_.set_mask |= 16u;                                                                \
+    return std::move(*this);                                                           \
+  }                                                                                    \
+  cls&& alloc_default_matching_engine(bool v) {                                        \
+    a_.alloc_default_matching_engine = v;                                              \
+    a_.set_mask |= 32u;                                                                \
+    return std::move(*this);                                                           \
+  }                                                                                    \
+  LCI_CXX_ARG_SETTER(cls, const char*, name)                                           \
+  LCI_CXX_ARG_SETTER(cls, void*, user_context)
+
+class alloc_runtime_x {
+ public:
+  alloc_runtime_x() : a_() {}
+  LCI_CXX_RUNTIME_SETTERS(alloc_runtime_x)
+  runtime_t call() const { return detail::alloc_runtime(a_, false); }
+  runtime_t operator()() const { return call(); }
+
+ private:
+  detail::runtime_args a_;
+};
+inline runtime_t alloc_runtime() { return alloc_runtime_x()(); }
+
+class g_runtime_init_x {
+ public:
+  g_runtime_init_x() : a_() {}
+  LCI_CXX_RUNTIME_SETTERS(g_runtime_init_x)
+  runtime_t call() const { return detail::alloc_runtime(a_, true); }
+  runtime_t operator()() const { return call(); }
+
+ private:
+  detail::runtime_args a_;
+};
+inline runtime_t g_runtime_init() { return g_runtime_init_x()(); }
+#undef LCI_CXX_RUNTIME_SETTERS
+
+class free_runtime_x {
+ public:
+  explicit free_runtime_x(runtime_t* runtime) : m_runtime(runtime) {}
+  LCI_CXX_SETTER(free_runtime_x, runtime_t*, runtime)
+  void call() const { detail::free_runtime(m_runtime, false); }
+  void operator()() const { call(); }
+
+ private:
+  runtime_t* m_runtime;
+};
+inline void free_runtime(runtime_t* runtime) { free_runtime_x(runtime).call(); }
+
+class g_runtime_fina_x {
+ public:
+  g_runtime_fina_x() {}
+  void call() const { detail::free_runtime(nullptr, true); }
+  void operator()() const { call(); }
+};
+inline void g_runtime_fina() { g_runtime_fina_x().call(); }
+
+LCI_CXX_API runtime_t get_g_runtime();
+
+// Operations whose only optional argument is the runtime, and a few more:
+// the object form keeps the same shape as LCI 2's.
+#define LCI_CXX_RUNTIME_ARG(cls)  \
+  LCI_CXX_SETTER(cls, runtime_t, runtime)
+
+// ---- packet pools, devices, endpoints, matching engines ------------------------
+
+namespace detail {
+LCI_CXX_API packet_pool_t alloc_packet_pool(size_t packet_size, size_t npackets, unsigned set_mask,
+                                            const char* name, void* user_context,
+                                            runtime_t runtime);
+LCI_CXX_API void free_packet_pool(packet_pool_t* pool, runtime_t runtime);
+LCI_CXX_API void register_packet_pool(packet_pool_t pool, device_t device, runtime_t runtime);
+LCI_CXX_API void deregister_packet_pool(packet_pool_t pool, device_t device, runtime_t runtime);
+LCI_CXX_API void* get_upacket(packet_pool_t pool, runtime_t runtime);
+LCI_CXX_API void put_upacket(void* packet, runtime_t runtime);
+LCI_CXX_API size_t get_max_bcopy_size(packet_pool_t pool, runtime_t runtime);
+LCI_CXX_API void free_device(device_t* device, runtime_t runtime);
+LCI_CXX_API endpoint_t alloc_endpoint(device_t device, const char* name, void* user_context,
+                                      runtime_t runtime);
+LCI_CXX_API void free_endpoint(endpoint_t* endpoint, runtime_t runtime);
+LCI_CXX_API matching_engine_t alloc_matching_engine(attr_matching_engine_type_t type, bool set,
+                                                    const char* name, void* user_context,
+                                                    runtime_t runtime);
+LCI_CXX_API void free_matching_engine(matching_engine_t* engine, runtime_t runtime);
+LCI_CXX_API matching_entry_val_t matching_engine_insert(matching_engine_t engine,
+                                                        matching_entry_key_t key,
+                                                        matching_entry_val_t value,
+                                                        matching_entry_type_t type,
+                                                        runtime_t runtime);
+LCI_CXX_API net_context_t alloc_net_context(const char* name, void* user_context,
+                                            runtime_t runtime);
+LCI_CXX_API void free_net_context(net_context_t* ctx, runtime_t runtime);
+LCI_CXX_API net_context_t get_default_net_context(runtime_t runtime);
+LCI_CXX_API device_t get_default_device(runtime_t runtime);
+LCI_CXX_API endpoint_t get_default_endpoint(device_t device, runtime_t runtime);
+LCI_CXX_API packet_pool_t get_default_packet_pool(runtime_t runtime);
+LCI_CXX_API matching_engine_t get_default_matching_engine(runtime_t runtime);
+LCI_CXX_API void set_allocator(allocator_base_t* allocator, runtime_t runtime);
+LCI_CXX_API allocator_base_t* get_allocator(runtime_t runtime);
+}  // namespace detail
+
+class alloc_packet_pool_x {
+ public:
+  alloc_packet_pool_x() {}
+  alloc_packet_pool_x&& packet_size(size_t v) {
+    m_packet_size = v;
+    m_set |= 1u;
+    return std::move(*this);
+  }
+  alloc_packet_pool_x&& npackets(size_t v) {
+    m_npackets = v;
+    m_set |= 2u;
+    return std::move(*this);
+  }
+  LCI_CXX_SETTER(alloc_packet_pool_x, const char*, name)
+  LCI_CXX_SETTER(alloc_packet_pool_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_packet_pool_x)
+  packet_pool_t call() const {
+    return detail::alloc_packet_pool(m_packet_size, m_npackets, m_set, m_name, m_user_context,
+                                     m_runtime);
+  }
+  packet_pool_t operator()() const { return call(); }
+
+ private:
+  size_t m_packet_size = 0, m_npackets = 0;
+  unsigned m_set = 0;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline packet_pool_t alloc_packet_pool() { return alloc_packet_pool_x()(); }
+
+// An operation object with positional arguments P and the runtime as its
+// only optional one, calling detail::FN(P..., runtime).
+#define LCI_CXX_SIMPLE_OP1(ret, op, t1, n1)                                  \
+  class op##_x {                                                            \
+   public:                                                                  \
+    explicit op##_x(t1 n1) : m_##n1(n1) {}                                  \
+    LCI_CXX_SETTER(op##_x, t1, n1)                                          \
+    LCI_CXX_RUNTIME_ARG(op##_x)                                             \
+    ret call() const { return detail::op(m_##n1, m_runtime); }              \
+    ret operator()() const { return call(); }                               \
+                                                                            \
+   private:                                                                 \
+    t1 m_##n1;                                                              \
+    runtime_t m_runtime;                                                    \
+  };                                                                        \
+  inline ret op(t1 n1) { return op##_x(n1)(); }
+
+#define LCI_CXX_SIMPLE_OP2(ret, op, t1, n1, t2, n2)                          \
+  class op##_x {                                                            \
+   public:                                                                  \
+    op##_x(t1 n1, t2 n2) : m_##n1(n1), m_##n2(n2) {}                        \
+    LCI_CXX_SETTER(op##_x, t1, n1)                                          \
+    LCI_CXX_SETTER(op##_x, t2, n2)                                          \
+    LCI_CXX_RUNTIME_ARG(op##_x)                                             \
+    ret call() const { return detail::op(m_##n1, m_##n2, m_runtime); }      \
+    ret operator()() const { return call(); }                               \
+                                                                            \
+   private:                                                                 \
+    t1 m_##n1;                                                              \
+    t2 m_##n2;                                                              \
+    runtime_t m_runtime;                                                    \
+  };                                                                        \
+  inline ret op(t1 n1, t2 n2) { return op##_x(n1, n2)(); }
+
+#define LCI_CXX_SIMPLE_OP0(ret, op)                                          \
+  class op##_x {                                                            \
+   public:                                                                  \
+    op##_x() {}                                                             \
+    LCI_CXX_RUNTIME_ARG(op##_x)                                             \
+    ret call() const { return detail::op(m_runtime); }                      \
+    ret operator()() const { return call(); }                               \
+                                                                            \
+   private:                                                                 \
+    runtime_t m_runtime;                                                    \
+  };                                                                        \
+  inline ret op() { return op##_x()(); }
+
+LCI_CXX_SIMPLE_OP1(void, free_packet_pool, packet_pool_t*, packet_pool)
+LCI_CXX_SIMPLE_OP2(void, register_packet_pool, packet_pool_t, packet_pool, device_t, device)
+LCI_CXX_SIMPLE_OP2(void, deregister_packet_pool, packet_pool_t, packet_pool, device_t, device)
+LCI_CXX_SIMPLE_OP1(void, put_upacket, void*, packet)
+LCI_CXX_SIMPLE_OP1(void, free_device, device_t*, device)
+LCI_CXX_SIMPLE_OP1(void, free_endpoint, endpoint_t*, endpoint)
+LCI_CXX_SIMPLE_OP1(void, free_matching_engine, matching_engine_t*, matching_engine)
+LCI_CXX_SIMPLE_OP1(void, free_net_context, net_context_t*, net_context)
+LCI_CXX_SIMPLE_OP1(void, set_allocator, allocator_base_t*, allocator)
+LCI_CXX_SIMPLE_OP0(allocator_base_t*, get_allocator)
+LCI_CXX_SIMPLE_OP0(net_context_t, get_default_net_context)
+LCI_CXX_SIMPLE_OP0(device_t, get_default_device)
+LCI_CXX_SIMPLE_OP0(packet_pool_t, get_default_packet_pool)
+LCI_CXX_SIMPLE_OP0(matching_engine_t, get_default_matching_engine)
+
+// A pool's packet for the program to write a message into (nullptr while
+// none is free). Sent as the local buffer of post_send/post_am, it goes
+// back to LCI with the message; put_upacket returns one never sent.
+class get_upacket_x {
+ public:
+  get_upacket_x() {}
+  LCI_CXX_SETTER(get_upacket_x, packet_pool_t, packet_pool)
+  LCI_CXX_RUNTIME_ARG(get_upacket_x)
+  void* call() const { return detail::get_upacket(m_packet_pool, m_runtime); }
+  void* operator()() const { return call(); }
+
+ private:
+  packet_pool_t m_packet_pool;
+  runtime_t m_runtime;
+};
+inline void* get_upacket() { return get_upacket_x()(); }
+
+// The largest message sent by copying it through one packet (eager); larger
+// ones go by rendezvous. Also the size of a get_upacket() buffer.
+class get_max_bcopy_size_x {
+ public:
+  get_max_bcopy_size_x() {}
+  LCI_CXX_SETTER(get_max_bcopy_size_x, packet_pool_t, packet_pool)
+  LCI_CXX_RUNTIME_ARG(get_max_bcopy_size_x)
+  size_t call() const { return detail::get_max_bcopy_size(m_packet_pool, m_runtime); }
+  size_t operator()() const { return call(); }
+
+ private:
+  packet_pool_t m_packet_pool;
+  runtime_t m_runtime;
+};
+inline size_t get_max_bcopy_size() { return get_max_bcopy_size_x()(); }
+
+// A device: its own network resources, packets and progress. Collective:
+// every rank allocates its devices in the same order.
+class alloc_device_x {
+ public:
+  alloc_device_x() : a_() {}
+#define LCI_CXX_DEVICE_ATTR(type, name, bit) \
+  alloc_device_x&& name(type v) {            \
+    a_.name = v;                             \
+    a_.set_mask |= bit;                      \
+    return std::move(*this);                 \
+  }
+  LCI_CXX_DEVICE_ATTR(size_t, net_max_sends, 1u)
+  LCI_CXX_DEVICE_ATTR(size_t, net_max_recvs, 2u)
+  LCI_CXX_DEVICE_ATTR(size_t, net_max_cqes, 4u)
+  LCI_CXX_DEVICE_ATTR(uint64_t, ofi_lock_mode, 8u)
+  LCI_CXX_DEVICE_ATTR(bool, alloc_default_endpoint, 16u)
+  LCI_CXX_DEVICE_ATTR(attr_ibv_td_strategy_t, ibv_td_strategy, 32u)
+#undef LCI_CXX_DEVICE_ATTR
+  LCI_CXX_ARG_SETTER(alloc_device_x, const char*, name)
+  LCI_CXX_ARG_SETTER(alloc_device_x, void*, user_context)
+  LCI_CXX_ARG_SETTER(alloc_device_x, runtime_t, runtime)
+  LCI_CXX_ARG_SETTER(alloc_device_x, net_context_t, net_context)
+  LCI_CXX_ARG_SETTER(alloc_device_x, packet_pool_t, packet_pool)
+  device_t call() const { return detail::alloc_device(a_); }
+  device_t operator()() const { return call(); }
+
+ private:
+  detail::device_args a_;
+};
+inline device_t alloc_device() { return alloc_device_x()(); }
+
+class alloc_endpoint_x {
+ public:
+  alloc_endpoint_x() {}
+  LCI_CXX_SETTER(alloc_endpoint_x, device_t, device)
+  LCI_CXX_SETTER(alloc_endpoint_x, const char*, name)
+  LCI_CXX_SETTER(alloc_endpoint_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_endpoint_x)
+  endpoint_t call() const {
+    return detail::alloc_endpoint(m_device, m_name, m_user_context, m_runtime);
+  }
+  endpoint_t operator()() const { return call(); }
+
+ private:
+  device_t m_device;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline endpoint_t alloc_endpoint() { return alloc_endpoint_x()(); }
+
+class get_default_endpoint_x {
+ public:
+  get_default_endpoint_x() {}
+  LCI_CXX_SETTER(get_default_endpoint_x, device_t, device)
+  LCI_CXX_RUNTIME_ARG(get_default_endpoint_x)
+  endpoint_t call() const { return detail::get_default_endpoint(m_device, m_runtime); }
+  endpoint_t operator()() const { return call(); }
+
+ private:
+  device_t m_device;
+  runtime_t m_runtime;
+};
+inline endpoint_t get_default_endpoint() { return get_default_endpoint_x()(); }
+
+class alloc_matching_engine_x {
+ public:
+  alloc_matching_engine_x() {}
+  alloc_matching_engine_x&& matching_engine_type(attr_matching_engine_type_t v) {
+    m_type = v;
+    m_set = true;
+    return std::move(*this);
+  }
+  LCI_CXX_SETTER(alloc_matching_engine_x, const char*, name)
+  LCI_CXX_SETTER(alloc_matching_engine_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_matching_engine_x)
+  matching_engine_t call() const {
+    return detail::alloc_matching_engine(m_type, m_set, m_name, m_user_context, m_runtime);
+  }
+  matching_engine_t operator()() const { return call(); }
+
+ private:
+  attr_matching_engine_type_t m_type = attr_matching_engine_type_t::map;
+  bool m_set = false;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline matching_engine_t alloc_matching_engine() { return alloc_matching_engine_x()(); }
+
+// Inserts a send or receive entry; returns the value of the entry of the
+// other kind it matched (removed from the engine), or nullptr once queued.
+class matching_engine_insert_x {
+ public:
+  matching_engine_insert_x(matching_engine_t engine, matching_entry_key_t key,
+                           matching_entry_val_t value, matching_entry_type_t entry_type)
+      : m_matching_engine(engine), m_key(key), m_value(value), m_entry_type(entry_type) {}
+  LCI_CXX_SETTER(matching_engine_insert_x, matching_engine_t, matching_engine)
+  LCI_CXX_SETTER(matching_engine_insert_x, matching_entry_key_t, key)
+  LCI_CXX_SETTER(matching_engine_insert_x, matching_entry_val_t, value)
+  LCI_CXX_SETTER(matching_engine_insert_x, matching_entry_type_t, entry_type)
+  LCI_CXX_RUNTIME_ARG(matching_engine_insert_x)
+  matching_entry_val_t call() const {
+    return detail::matching_engine_insert(m_matching_engine, m_key, m_value, m_entry_type,
+                                          m_runtime);
+  }
+  matching_entry_val_t operator()() const { return call(); }
+
+ private:
+  matching_engine_t m_matching_engine;
+  matching_entry_key_t m_key;
+  matching_entry_val_t m_value;
+  matching_entry_type_t m_entry_type;
+  runtime_t m_runtime;
+};
+inline matching_entry_val_t matching_engine_insert(matching_engine_t engine,
+                                                   matching_entry_key_t key,
+                                                   matching_entry_val_t value,
+                                                   matching_entry_type_t entry_type) {
+  return matching_engine_insert_x(engine, key, value, entry_type)();
+}
+
+class alloc_net_context_x {
+ public:
+  alloc_net_context_x() {}
+  LCI_CXX_SETTER(alloc_net_context_x, const char*, name)
+  LCI_CXX_SETTER(alloc_net_context_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_net_context_x)
+  net_context_t call() const { return detail::alloc_net_context(m_name, m_user_context, m_runtime); }
+  net_context_t operator()() const { return call(); }
+
+ private:
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline net_context_t alloc_net_context() { return alloc_net_context_x()(); }
+
+// ---- memory registration -----------------------------------------------------
+
+namespace detail {
+LCI_CXX_API mr_t register_memory(void* address, size_t size, device_t device, runtime_t runtime);
+LCI_CXX_API void deregister_memory(mr_t* mr, runtime_t runtime);
+LCI_CXX_API rmr_t get_rmr(mr_t mr, runtime_t runtime);
+}  // namespace detail
+
+class register_memory_x {
+ public:
+  register_memory_x(void* address, size_t size) : m_address(address), m_size(size) {}
+  LCI_CXX_SETTER(register_memory_x, void*, address)
+  LCI_CXX_SETTER(register_memory_x, size_t, size)
+  LCI_CXX_SETTER(register_memory_x, device_t, device)
+  LCI_CXX_RUNTIME_ARG(register_memory_x)
+  mr_t call() const { return detail::register_memory(m_address, m_size, m_device, m_runtime); }
+  mr_t operator()() const { return call(); }
+
+ private:
+  void* m_address;
+  size_t m_size;
+  device_t m_device;
+  runtime_t m_runtime;
+};
+inline mr_t register_memory(void* address, size_t size) { return register_memory_x(address, size)(); }
+LCI_CXX_SIMPLE_OP1(void, deregister_memory, mr_t*, mr)
+LCI_CXX_SIMPLE_OP1(rmr_t, get_rmr, mr_t, mr)
+
+// ---- completion objects --------------------------------------------------------
+
+namespace detail {
+LCI_CXX_API comp_t alloc_sync(int threshold, bool threshold_set, bool zero_copy_am,
+                              bool zero_copy_set, const char* name, void* user_context);
+LCI_CXX_API bool sync_test(comp_t comp, status_t* p_out);
+LCI_CXX_API void sync_wait(comp_t comp, status_t* p_out, bool do_progress, device_t device,
+                           runtime_t runtime);
+LCI_CXX_API comp_t alloc_counter(const char* name, void* user_context);
+LCI_CXX_API int64_t counter_get(comp_t comp);
+LCI_CXX_API void counter_set(comp_t comp, int64_t value);
+LCI_CXX_API comp_t alloc_cq(int default_length, bool length_set, bool zero_copy_am,
+                            bool zero_copy_set, const char* name, void* user_context);
+LCI_CXX_API status_t cq_pop(comp_t comp);
+LCI_CXX_API comp_t alloc_handler(comp_handler_t handler, bool zero_copy_am, bool zero_copy_set,
+                                 const char* name, void* user_context);
+LCI_CXX_API void free_comp(comp_t* comp);
+LCI_CXX_API void comp_signal(comp_t comp, status_t status);
+LCI_CXX_API rcomp_t reserve_rcomps(rcomp_t n, runtime_t runtime);
+LCI_CXX_API rcomp_t register_rcomp(comp_t comp, rcomp_t rcomp, runtime_t runtime);
+LCI_CXX_API void deregister_rcomp(rcomp_t rcomp, runtime_t runtime);
+LCI_CXX_API comp_t alloc_graph(comp_t comp, const char* name, void* user_context);
+LCI_CXX_API graph_node_t graph_add_node(comp_t comp, graph_node_run_cb_t fn, void* value,
+                                        graph_node_free_cb_t free_cb);
+LCI_CXX_API void graph_add_edge(comp_t comp, graph_node_t src, graph_node_t dst,
+                                graph_edge_run_cb_t fn);
+LCI_CXX_API void graph_node_mark_complete(graph_node_t node, status_t status);
+LCI_CXX_API void graph_start(comp_t comp);
+LCI_CXX_API status_t graph_test(comp_t comp);
+}  // namespace detail
+
+// A synchronizer: ready once `threshold` completions arrived.
+class alloc_sync_x {
+ public:
+  alloc_sync_x() {}
+  alloc_sync_x&& threshold(int v) {
+    m_threshold = v;
+    m_threshold_set = true;
+    return std::move(*this);
+  }
+  alloc_sync_x&& zero_copy_am(bool v) {
+    m_zero_copy_am = v;
+    m_zero_copy_set = true;
+    return std::move(*this);
+  }
+  LCI_CXX_SETTER(alloc_sync_x, const char*, name)
+  LCI_CXX_SETTER(alloc_sync_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_sync_x)
+  comp_t call() const {
+    return detail::alloc_sync(m_threshold, m_threshold_set, m_zero_copy_am, m_zero_copy_set,
+                              m_name, m_user_context);
+  }
+  comp_t operator()() const { return call(); }
+
+ private:
+  int m_threshold = 1;
+  bool m_threshold_set = false;
+  bool m_zero_copy_am = false;
+  bool m_zero_copy_set = false;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline comp_t alloc_sync() { return alloc_sync_x()(); }
+
+// True once ready: the `threshold` statuses are copied to p_out[0..) and
+// the synchronizer is ready for reuse. False: p_out is left as it was.
+class sync_test_x {
+ public:
+  sync_test_x(comp_t comp, status_t* p_out) : m_comp(comp), m_p_out(p_out) {}
+  LCI_CXX_SETTER(sync_test_x, comp_t, comp)
+  LCI_CXX_SETTER(sync_test_x, status_t*, p_out)
+  LCI_CXX_RUNTIME_ARG(sync_test_x)
+  bool call() const { return detail::sync_test(m_comp, m_p_out); }
+  bool operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  status_t* m_p_out;
+  runtime_t m_runtime;
+};
+inline bool sync_test(comp_t comp, status_t* p_out) { return sync_test_x(comp, p_out)(); }
+
+class sync_wait_x {
+ public:
+  sync_wait_x(comp_t comp, status_t* p_out) : m_comp(comp), m_p_out(p_out) {}
+  LCI_CXX_SETTER(sync_wait_x, comp_t, comp)
+  LCI_CXX_SETTER(sync_wait_x, status_t*, p_out)
+  LCI_CXX_SETTER(sync_wait_x, bool, do_progress)
+  LCI_CXX_SETTER(sync_wait_x, device_t, device)
+  LCI_CXX_RUNTIME_ARG(sync_wait_x)
+  void call() const { detail::sync_wait(m_comp, m_p_out, m_do_progress, m_device, m_runtime); }
+  void operator()() const { call(); }
+
+ private:
+  comp_t m_comp;
+  status_t* m_p_out;
+  bool m_do_progress = true;
+  device_t m_device;
+  runtime_t m_runtime;
+};
+inline void sync_wait(comp_t comp, status_t* p_out) { sync_wait_x(comp, p_out).call(); }
+
+// A counter: each completion adds one.
+class alloc_counter_x {
+ public:
+  alloc_counter_x() {}
+  LCI_CXX_SETTER(alloc_counter_x, const char*, name)
+  LCI_CXX_SETTER(alloc_counter_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_counter_x)
+  comp_t call() const { return detail::alloc_counter(m_name, m_user_context); }
+  comp_t operator()() const { return call(); }
+
+ private:
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline comp_t alloc_counter() { return alloc_counter_x()(); }
+
+class counter_get_x {
+ public:
+  explicit counter_get_x(comp_t comp) : m_comp(comp) {}
+  LCI_CXX_SETTER(counter_get_x, comp_t, comp)
+  LCI_CXX_RUNTIME_ARG(counter_get_x)
+  int64_t call() const { return detail::counter_get(m_comp); }
+  int64_t operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  runtime_t m_runtime;
+};
+inline int64_t counter_get(comp_t comp) { return counter_get_x(comp)(); }
+
+class counter_set_x {
+ public:
+  counter_set_x(comp_t comp, int64_t value) : m_comp(comp), m_value(value) {}
+  LCI_CXX_SETTER(counter_set_x, comp_t, comp)
+  LCI_CXX_SETTER(counter_set_x, int64_t, value)
+  LCI_CXX_RUNTIME_ARG(counter_set_x)
+  void call() const { detail::counter_set(m_comp, m_value); }
+  void operator()() const { call(); }
+
+ private:
+  comp_t m_comp;
+  int64_t m_value;
+  runtime_t m_runtime;
+};
+inline void counter_set(comp_t comp, int64_t value) { counter_set_x(comp, value).call(); }
+
+// A completion queue of statuses, popped with cq_pop.
+class alloc_cq_x {
+ public:
+  alloc_cq_x() {}
+  alloc_cq_x&& default_length(int v) {
+    m_default_length = v;
+    m_length_set = true;
+    return std::move(*this);
+  }
+  alloc_cq_x&& zero_copy_am(bool v) {
+    m_zero_copy_am = v;
+    m_zero_copy_set = true;
+    return std::move(*this);
+  }
+  LCI_CXX_SETTER(alloc_cq_x, attr_cq_type_t, cq_type)
+  LCI_CXX_SETTER(alloc_cq_x, const char*, name)
+  LCI_CXX_SETTER(alloc_cq_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_cq_x)
+  comp_t call() const {
+    return detail::alloc_cq(m_default_length, m_length_set, m_zero_copy_am, m_zero_copy_set,
+                            m_name, m_user_context);
+  }
+  comp_t operator()() const { return call(); }
+
+ private:
+  int m_default_length = 0;
+  bool m_length_set = false;
+  bool m_zero_copy_am = false;
+  bool m_zero_copy_set = false;
+  attr_cq_type_t m_cq_type = attr_cq_type_t::lcrq;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline comp_t alloc_cq() { return alloc_cq_x()(); }
+
+// Non-blocking: a status with error retry when the queue is empty.
+class cq_pop_x {
+ public:
+  explicit cq_pop_x(comp_t comp) : m_comp(comp) {}
+  LCI_CXX_SETTER(cq_pop_x, comp_t, comp)
+  LCI_CXX_RUNTIME_ARG(cq_pop_x)
+  status_t call() const { return detail::cq_pop(m_comp); }
+  status_t operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  runtime_t m_runtime;
+};
+inline status_t cq_pop(comp_t comp) { return cq_pop_x(comp)(); }
+
+// A handler: each completion calls `handler(status)` in the thread that
+// completes it (usually inside progress).
+class alloc_handler_x {
+ public:
+  explicit alloc_handler_x(comp_handler_t handler) : m_handler(handler) {}
+  LCI_CXX_SETTER(alloc_handler_x, comp_handler_t, handler)
+  alloc_handler_x&& zero_copy_am(bool v) {
+    m_zero_copy_am = v;
+    m_zero_copy_set = true;
+    return std::move(*this);
+  }
+  LCI_CXX_SETTER(alloc_handler_x, const char*, name)
+  LCI_CXX_SETTER(alloc_handler_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_handler_x)
+  comp_t call() const {
+    return detail::alloc_handler(m_handler, m_zero_copy_am, m_zero_copy_set, m_name,
+                                 m_user_context);
+  }
+  comp_t operator()() const { return call(); }
+
+ private:
+  comp_handler_t m_handler;
+  bool m_zero_copy_am = false;
+  bool m_zero_copy_set = false;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline comp_t alloc_handler(comp_handler_t handler) { return alloc_handler_x(handler)(); }
+
+class free_comp_x {
+ public:
+  explicit free_comp_x(comp_t* comp) : m_comp(comp) {}
+  LCI_CXX_SETTER(free_comp_x, comp_t*, comp)
+  LCI_CXX_RUNTIME_ARG(free_comp_x)
+  void call() const { detail::free_comp(m_comp); }
+  void operator()() const { call(); }
+
+ private:
+  comp_t* m_comp;
+  runtime_t m_runtime;
+};
+inline void free_comp(comp_t* comp) { free_comp_x(comp).call(); }
+
+class comp_signal_x {
+ public:
+  comp_signal_x(comp_t comp, status_t status) : m_comp(comp), m_status(status) {}
+  LCI_CXX_SETTER(comp_signal_x, comp_t, comp)
+  LCI_CXX_SETTER(comp_signal_x, status_t, status)
+  LCI_CXX_RUNTIME_ARG(comp_signal_x)
+  void call() const { detail::comp_signal(m_comp, m_status); }
+  void operator()() const { call(); }
+
+ private:
+  comp_t m_comp;
+  status_t m_status;
+  runtime_t m_runtime;
+};
+inline void comp_signal(comp_t comp, status_t status) { comp_signal_x(comp, status).call(); }
+
+LCI_CXX_SIMPLE_OP1(rcomp_t, reserve_rcomps, rcomp_t, n)
+
+// A handle peers name a completion object by (post_am, post_put's
+// remote_comp). Handles are given in registration order, so ranks that
+// register in the same order agree on them.
+class register_rcomp_x {
+ public:
+  explicit register_rcomp_x(comp_t comp) : m_comp(comp) {}
+  LCI_CXX_SETTER(register_rcomp_x, comp_t, comp)
+  LCI_CXX_SETTER(register_rcomp_x, rcomp_t, rcomp)
+  LCI_CXX_RUNTIME_ARG(register_rcomp_x)
+  rcomp_t call() const { return detail::register_rcomp(m_comp, m_rcomp, m_runtime); }
+  rcomp_t operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  rcomp_t m_rcomp = 0;
+  runtime_t m_runtime;
+};
+inline rcomp_t register_rcomp(comp_t comp) { return register_rcomp_x(comp)(); }
+LCI_CXX_SIMPLE_OP1(void, deregister_rcomp, rcomp_t, rcomp)
+
+// Completion graphs: nodes run when all their predecessors completed.
+class alloc_graph_x {
+ public:
+  alloc_graph_x() {}
+  LCI_CXX_SETTER(alloc_graph_x, comp_t, comp)
+  LCI_CXX_SETTER(alloc_graph_x, const char*, name)
+  LCI_CXX_SETTER(alloc_graph_x, void*, user_context)
+  LCI_CXX_RUNTIME_ARG(alloc_graph_x)
+  comp_t call() const { return detail::alloc_graph(m_comp, m_name, m_user_context); }
+  comp_t operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  const char* m_name = nullptr;
+  void* m_user_context = nullptr;
+  runtime_t m_runtime;
+};
+inline comp_t alloc_graph() { return alloc_graph_x()(); }
+
+class graph_add_node_x {
+ public:
+  graph_add_node_x(comp_t comp, graph_node_run_cb_t fn) : m_comp(comp), m_fn(fn) {}
+  LCI_CXX_SETTER(graph_add_node_x, comp_t, comp)
+  LCI_CXX_SETTER(graph_add_node_x, graph_node_run_cb_t, fn)
+  LCI_CXX_SETTER(graph_add_node_x, void*, value)
+  LCI_CXX_SETTER(graph_add_node_x, graph_node_free_cb_t, free_cb)
+  LCI_CXX_RUNTIME_ARG(graph_add_node_x)
+  graph_node_t call() const { return detail::graph_add_node(m_comp, m_fn, m_value, m_free_cb); }
+  graph_node_t operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  graph_node_run_cb_t m_fn;
+  void* m_value = nullptr;
+  graph_node_free_cb_t m_free_cb = nullptr;
+  runtime_t m_runtime;
+};
+inline graph_node_t graph_add_node(comp_t comp, graph_node_run_cb_t fn) {
+  return graph_add_node_x(comp, fn)();
+}
+
+class graph_add_edge_x {
+ public:
+  graph_add_edge_x(comp_t comp, graph_node_t src, graph_node_t dst)
+      : m_comp(comp), m_src(src), m_dst(dst) {}
+  LCI_CXX_SETTER(graph_add_edge_x, comp_t, comp)
+  LCI_CXX_SETTER(graph_add_edge_x, graph_node_t, src)
+  LCI_CXX_SETTER(graph_add_edge_x, graph_node_t, dst)
+  LCI_CXX_SETTER(graph_add_edge_x, graph_edge_run_cb_t, fn)
+  LCI_CXX_RUNTIME_ARG(graph_add_edge_x)
+  void call() const { detail::graph_add_edge(m_comp, m_src, m_dst, m_fn); }
+  void operator()() const { call(); }
+
+ private:
+  comp_t m_comp;
+  graph_node_t m_src, m_dst;
+  graph_edge_run_cb_t m_fn = nullptr;
+  runtime_t m_runtime;
+};
+inline void graph_add_edge(comp_t comp, graph_node_t src, graph_node_t dst) {
+  graph_add_edge_x(comp, src, dst).call();
+}
+
+class graph_node_mark_complete_x {
+ public:
+  explicit graph_node_mark_complete_x(graph_node_t node) : m_node(node) {}
+  LCI_CXX_SETTER(graph_node_mark_complete_x, graph_node_t, node)
+  LCI_CXX_SETTER(graph_node_mark_complete_x, status_t, status)
+  LCI_CXX_RUNTIME_ARG(graph_node_mark_complete_x)
+  void call() const { detail::graph_node_mark_complete(m_node, m_status); }
+  void operator()() const { call(); }
+
+ private:
+  graph_node_t m_node;
+  status_t m_status;
+  runtime_t m_runtime;
+};
+inline void graph_node_mark_complete(graph_node_t node) { graph_node_mark_complete_x(node).call(); }
+
+class graph_start_x {
+ public:
+  explicit graph_start_x(comp_t comp) : m_comp(comp) {}
+  LCI_CXX_SETTER(graph_start_x, comp_t, comp)
+  LCI_CXX_RUNTIME_ARG(graph_start_x)
+  void call() const { detail::graph_start(m_comp); }
+  void operator()() const { call(); }
+
+ private:
+  comp_t m_comp;
+  runtime_t m_runtime;
+};
+inline void graph_start(comp_t comp) { graph_start_x(comp).call(); }
+
+class graph_test_x {
+ public:
+  explicit graph_test_x(comp_t comp) : m_comp(comp) {}
+  LCI_CXX_SETTER(graph_test_x, comp_t, comp)
+  LCI_CXX_RUNTIME_ARG(graph_test_x)
+  status_t call() const { return detail::graph_test(m_comp); }
+  status_t operator()() const { return call(); }
+
+ private:
+  comp_t m_comp;
+  runtime_t m_runtime;
+};
+inline status_t graph_test(comp_t comp) { return graph_test_x(comp)(); }
+
+// ---- communication -------------------------------------------------------------
+
+// The optional arguments every posting shares.
+#define LCI_CXX_COMM_SETTERS(cls)                                     \
+  LCI_CXX_ARG_SETTER(cls, runtime_t, runtime)                         \
+  LCI_CXX_ARG_SETTER(cls, packet_pool_t, packet_pool)                 \
+  LCI_CXX_ARG_SETTER(cls, device_t, device)                           \
+  LCI_CXX_ARG_SETTER(cls, endpoint_t, endpoint)                       \
+  LCI_CXX_ARG_SETTER(cls, mr_t, mr)                                   \
+  LCI_CXX_ARG_SETTER(cls, void*, user_context)                        \
+  LCI_CXX_ARG_SETTER(cls, bool, allow_done)                           \
+  LCI_CXX_ARG_SETTER(cls, bool, allow_posted)                         \
+  LCI_CXX_ARG_SETTER(cls, bool, allow_retry)                          \
+  LCI_CXX_ARG_SETTER(cls, int, rank)                                  \
+  LCI_CXX_ARG_SETTER(cls, void*, local_buffer)                        \
+  LCI_CXX_ARG_SETTER(cls, size_t, size)                               \
+  LCI_CXX_ARG_SETTER(cls, comp_t, local_comp)                         \
+  status_t call() const { return detail::post_comm(a_); }             \
+  status_t operator()() const { return call(); }
+
+// The generic posting all others are forms of.
+class post_comm_x {
+ public:
+  post_comm_x(direction_t direction, int rank, void* local_buffer, size_t size, comp_t local_comp)
+      : a_(direction == direction_t::OUT ? detail::comm_kind::send : detail::comm_kind::recv,
+           direction, rank, local_buffer, size, local_comp) {}
+  LCI_CXX_COMM_SETTERS(post_comm_x)
+  LCI_CXX_ARG_SETTER(post_comm_x, direction_t, direction)
+  LCI_CXX_ARG_SETTER(post_comm_x, matching_engine_t, matching_engine)
+  LCI_CXX_ARG_SETTER(post_comm_x, comp_semantic_t, comp_semantic)
+  LCI_CXX_ARG_SETTER(post_comm_x, uintptr_t, remote_disp)
+  LCI_CXX_ARG_SETTER(post_comm_x, rmr_t, rmr)
+  LCI_CXX_ARG_SETTER(post_comm_x, tag_t, tag)
+  LCI_CXX_ARG_SETTER(post_comm_x, rcomp_t, remote_comp)
+  LCI_CXX_ARG_SETTER(post_comm_x, matching_policy_t, matching_policy)
+
+ private:
+  detail::comm_args a_;
+};
+inline status_t post_comm(direction_t direction, int rank, void* local_buffer, size_t size,
+                          comp_t local_comp) {
+  return post_comm_x(direction, rank, local_buffer, size, local_comp)();
+}
+
+// An active message: `size` bytes to the completion object `remote_comp`
+// names at `rank`, which receives them in a buffer of its own.
+class post_am_x {
+ public:
+  post_am_x(int rank, void* local_buffer, size_t size, comp_t local_comp, rcomp_t remote_comp)
+      : a_(detail::comm_kind::am, direction_t::OUT, rank, local_buffer, size, local_comp) {
+    a_.remote_comp = remote_comp;
+  }
+  LCI_CXX_COMM_SETTERS(post_am_x)
+  LCI_CXX_ARG_SETTER(post_am_x, rcomp_t, remote_comp)
+  LCI_CXX_ARG_SETTER(post_am_x, comp_semantic_t, comp_semantic)
+  LCI_CXX_ARG_SETTER(post_am_x, tag_t, tag)
+
+ private:
+  detail::comm_args a_;
+};
+inline status_t post_am(int rank, void* local_buffer, size_t size, comp_t local_comp,
+                        rcomp_t remote_comp) {
+  return post_am_x(rank, local_buffer, size, local_comp, remote_comp)();
+}
+
+// A tagged send, matched at `rank` by a post_recv: any size, eager up to
+// get_max_bcopy_size(), by rendezvous beyond.
+class post_send_x {
+ public:
+  post_send_x(int rank, void* local_buffer, size_t size, tag_t tag, comp_t local_comp)
+      : a_(detail::comm_kind::send, direction_t::OUT, rank, local_buffer, size, local_comp) {
+    a_.tag = tag;
+  }
+  LCI_CXX_COMM_SETTERS(post_send_x)
+  LCI_CXX_ARG_SETTER(post_send_x, tag_t, tag)
+  LCI_CXX_ARG_SETTER(post_send_x, matching_engine_t, matching_engine)
+  LCI_CXX_ARG_SETTER(post_send_x, comp_semantic_t, comp_semantic)
+  LCI_CXX_ARG_SETTER(post_send_x, matching_policy_t, matching_policy)
+
+ private:
+  detail::comm_args a_;
+};
+inline status_t post_send(int rank, void* local_buffer, size_t size, tag_t tag,
+                          comp_t local_comp) {
+  return post_send_x(rank, local_buffer, size, tag, local_comp)();
+}
+
+// A tagged receive of at most `size` bytes into local_buffer.
+class post_recv_x {
+ public:
+  post_recv_x(int rank, void* local_buffer, size_t size, tag_t tag, comp_t local_comp)
+      : a_(detail::comm_kind::recv, direction_t::IN, rank, local_buffer, size, local_comp) {
+    a_.tag = tag;
+  }
+  LCI_CXX_COMM_SETTERS(post_recv_x)
+  LCI_CXX_ARG_SETTER(post_recv_x, tag_t, tag)
+  LCI_CXX_ARG_SETTER(post_recv_x, matching_engine_t, matching_engine)
+  LCI_CXX_ARG_SETTER(post_recv_x, matching_policy_t, matching_policy)
+
+ private:
+  detail::comm_args a_;
+};
+inline status_t post_recv(int rank, void* local_buffer, size_t size, tag_t tag,
+                          comp_t local_comp) {
+  return post_recv_x(rank, local_buffer, size, tag, local_comp)();
+}
+
+// Writes `size` bytes to rmr.base + remote_disp at `rank`; with a
+// remote_comp, that completion object is signalled there too.
+class post_put_x {
+ public:
+  post_put_x(int rank, void* local_buffer, size_t size, comp_t local_comp, uintptr_t remote_disp,
+             rmr_t rmr)
+      : a_(detail::comm_kind::put, direction_t::OUT, rank, local_buffer, size, local_comp) {
+    a_.remote_disp = remote_disp;
+    a_.rmr = rmr;
+  }
+  LCI_CXX_COMM_SETTERS(post_put_x)
+  LCI_CXX_ARG_SETTER(post_put_x, uintptr_t, remote_disp)
+  LCI_CXX_ARG_SETTER(post_put_x, rmr_t, rmr)
+  LCI_CXX_ARG_SETTER(post_put_x, comp_semantic_t, comp_semantic)
+  LCI_CXX_ARG_SETTER(post_put_x, tag_t, tag)
+  LCI_CXX_ARG_SETTER(post_put_x, rcomp_t, remote_comp)
+
+ private:
+  detail::comm_args a_;
+};
+inline status_t post_put(int rank, void* local_buffer, size_t size, comp_t local_comp,
+                         uintptr_t remote_disp, rmr_t rmr) {
+  return post_put_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
+}
+
+// Reads `size` bytes from rmr.base + remote_disp at `rank`.
+class post_get_x {
+ public:
+  post_get_x(int rank, void* local_buffer, size_t size, comp_t local_comp, uintptr_t remote_disp,
+             rmr_t rmr)
+      : a_(detail::comm_kind::get, direction_t::IN, rank, local_buffer, size, local_comp) {
+    a_.remote_disp = remote_disp;
+    a_.rmr = rmr;
+  }
+  LCI_CXX_COMM_SETTERS(post_get_x)
+  LCI_CXX_ARG_SETTER(post_get_x, uintptr_t, remote_disp)
+  LCI_CXX_ARG_SETTER(post_get_x, rmr_t, rmr)
+  LCI_CXX_ARG_SETTER(post_get_x, tag_t, tag)
+  LCI_CXX_ARG_SETTER(post_get_x, rcomp_t, remote_comp)
+
+ private:
+  detail::comm_args a_;
+};
+inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local_comp,
+                         uintptr_t remote_disp, rmr_t rmr) {
+  return post_get_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
+}
+#undef LCI_CXX_COMM_SETTERS
+
+namespace detail {
+LCI_CXX_API error_t progress(device_t device, endpoint_t endpoint, runtime_t runtime);
+LCI_CXX_API error_t test_drained(device_t device, runtime_t runtime);
+LCI_CXX_API void wait_drained(device_t device, runtime_t runtime);
+}  // namespace detail
+
+// Advances the device's communication: done if it did some work, retry if
+// there was none.
+class progress_x {
+ public:
+  progress_x() {}
+  LCI_CXX_SETTER(progress_x, device_t, device)
+  LCI_CXX_SETTER(progress_x, endpoint_t, endpoint)
+  LCI_CXX_RUNTIME_ARG(progress_x)
+  error_t call() const { return detail::progress(m_device, m_endpoint, m_runtime); }
+  error_t operator()() const { return call(); }
+
+ private:
+  device_t m_device;
+  endpoint_t m_endpoint;
+  runtime_t m_runtime;
+};
+inline error_t progress() { return progress_x()(); }
+
+// Whether the device has nothing left to send (its backlog is empty).
+class test_drained_x {
+ public:
+  test_drained_x() {}
+  LCI_CXX_SETTER(test_drained_x, device_t, device)
+  LCI_CXX_RUNTIME_ARG(test_drained_x)
+  error_t call() const { return detail::test_drained(m_device, m_runtime); }
+  error_t operator()() const { return call(); }
+
+ private:
+  device_t m_device;
+  runtime_t m_runtime;
+};
+inline error_t test_drained() { return test_drained_x()(); }
+
+class wait_drained_x {
+ public:
+  wait_drained_x() {}
+  LCI_CXX_SETTER(wait_drained_x, device_t, device)
+  LCI_CXX_RUNTIME_ARG(wait_drained_x)
+  void call() const { detail::wait_drained(m_device, m_runtime); }
+  void operator()() const { call(); }
+
+ private:
+  device_t m_device;
+  runtime_t m_runtime;
+};
+inline void wait_drained() { wait_drained_x().call(); }
+
+// ---- collectives -----------------------------------------------------------------
+
+namespace detail {
+struct coll_args {
+  device_t device;
+  endpoint_t endpoint;
+  matching_engine_t matching_engine;
+  comp_semantic_t comp_semantic = comp_semantic_t::memory;
+  comp_t comp;
+  runtime_t runtime;
+};
+LCI_CXX_API void barrier(const coll_args& a);
+LCI_CXX_API void broadcast(void* buffer, size_t size, int root, const coll_args& a);
+LCI_CXX_API void reduce(const void* sendbuf, void* recvbuf, size_t count, size_t item_size,
+                        reduce_op_t op, int root, const coll_args& a);
+LCI_CXX_API void allreduce(const void* sendbuf, void* recvbuf, size_t count, size_t item_size,
+                           reduce_op_t op, const coll_args& a);
+LCI_CXX_API void reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                size_t item_size, reduce_op_t op, const coll_args& a);
+LCI_CXX_API void allgather(const void* sendbuf, void* recvbuf, size_t size, const coll_args& a);
+LCI_CXX_API void alltoall(const void* sendbuf, void* recvbuf, size_t size, const coll_args& a);
+}  // namespace detail
+
+#define LCI_CXX_COLL_SETTERS(cls)                                 \
+  cls&& device(device_t v) {                                      \
+    c_.device = v;                                                \
+    return std::move(*this);                                      \
+  }                                                               \
+  cls&& endpoint(endpoint_t v) {                                  \
+    c_.endpoint = v;                                              \
+    return std::move(*this);                                      \
+  }                                                               \
+  cls&& matching_engine(matching_engine_t v) {                    \
+    c_.matching_engine = v;                                       \
+    return std::move(*this);                                      \
+  }                                                               \
+  cls&& runtime(runtime_t v) {                                    \
+    c_.runtime = v;                                               \
+    return std::move(*this);                                      \
+  }
+
+// Collectives: every rank calls them in the same order. Blocking (they
+// progress the device) unless a completion object is given, which is then
+// signalled once at the end.
+class barrier_x {
+ public:
+  barrier_x() {}
+  LCI_CXX_COLL_SETTERS(barrier_x)
+  barrier_x&& comp_semantic(comp_semantic_t v) {
+    c_.comp_semantic = v;
+    return std::move(*this);
+  }
+  barrier_x&& comp(comp_t v) {
+    c_.comp = v;
+    return std::move(*this);
+  }
+  void call() const { detail::barrier(c_); }
+  void operator()() const { call(); }
+
+ private:
+  detail::coll_args c_;
+};
+inline void barrier() { barrier_x().call(); }
+
+class broadcast_x {
+ public:
+  broadcast_x(void* buffer, size_t size, int root) : m_buffer(buffer), m_size(size), m_root(root) {}
+  LCI_CXX_COLL_SETTERS(broadcast_x)
+  LCI_CXX_SETTER(broadcast_x, void*, buffer)
+  LCI_CXX_SETTER(broadcast_x, size_t, size)
+  LCI_CXX_SETTER(broadcast_x, int, root)
+  LCI_CXX_SETTER(broadcast_x, broadcast_algorithm_t, algorithm)
+  LCI_CXX_SETTER(broadcast_x, int, ring_nsteps)
+  broadcast_x&& comp(comp_t v) {
+    c_.comp = v;
+    return std::move(*this);
+  }
+  void call() const { detail::broadcast(m_buffer, m_size, m_root, c_); }
+  void operator()() const { call(); }
+
+ private:
+  void* m_buffer;
+  size_t m_size;
+  int m_root;
+  broadcast_algorithm_t m_algorithm = broadcast_algorithm_t::none;
+  int m_ring_nsteps = 0;
+  detail::coll_args c_;
+};
+inline void broadcast(void* buffer, size_t size, int root) { broadcast_x(buffer, size, root).call(); }
+
+class reduce_x {
+ public:
+  reduce_x(const void* sendbuf, void* recvbuf, size_t count, size_t item_size, reduce_op_t op,
+           int root)
+      : m_sendbuf(sendbuf), m_recvbuf(recvbuf), m_count(count), m_item_size(item_size), m_op(op),
+        m_root(root) {}
+  LCI_CXX_COLL_SETTERS(reduce_x)
+  void call() const {
+    detail::reduce(m_sendbuf, m_recvbuf, m_count, m_item_size, m_op, m_root, c_);
+  }
+  void operator()() const { call(); }
+
+ private:
+  const void* m_sendbuf;
+  void* m_recvbuf;
+  size_t m_count, m_item_size;
+  reduce_op_t m_op;
+  int m_root;
+  detail::coll_args c_;
+};
+inline void reduce(const void* sendbuf, void* recvbuf, size_t count, size_t item_size,
+                   reduce_op_t op, int root) {
+  reduce_x(sendbuf, recvbuf, count, item_size, op, root).call();
+}
+
+class allreduce_x {
+ public:
+  allreduce_x(const void* sendbuf, void* recvbuf, size_t count, size_t item_size, reduce_op_t op)
+      : m_sendbuf(sendbuf), m_recvbuf(recvbuf), m_count(count), m_item_size(item_size), m_op(op) {}
+  LCI_CXX_COLL_SETTERS(allreduce_x)
+  LCI_CXX_SETTER(allreduce_x, allreduce_algorithm_t, algorithm)
+  LCI_CXX_SETTER(allreduce_x, int, ring_nsteps)
+  allreduce_x&& comp(comp_t v) {
+    c_.comp = v;
+    return std::move(*this);
+  }
+  void call() const { detail::allreduce(m_sendbuf, m_recvbuf, m_count, m_item_size, m_op, c_); }
+  void operator()() const { call(); }
+
+ private:
+  const void* m_sendbuf;
+  void* m_recvbuf;
+  size_t m_count, m_item_size;
+  reduce_op_t m_op;
+  allreduce_algorithm_t m_algorithm = allreduce_algorithm_t::none;
+  int m_ring_nsteps = 0;
+  detail::coll_args c_;
+};
+inline void allreduce(const void* sendbuf, void* recvbuf, size_t count, size_t item_size,
+                      reduce_op_t op) {
+  allreduce_x(sendbuf, recvbuf, count, item_size, op).call();
+}
+
+class reduce_scatter_x {
+ public:
+  reduce_scatter_x(const void* sendbuf, void* recvbuf, size_t recvcount, size_t item_size,
+                   reduce_op_t op)
+      : m_sendbuf(sendbuf), m_recvbuf(recvbuf), m_recvcount(recvcount), m_item_size(item_size),
+        m_op(op) {}
+  LCI_CXX_COLL_SETTERS(reduce_scatter_x)
+  LCI_CXX_SETTER(reduce_scatter_x, reduce_scatter_algorithm_t, algorithm)
+  LCI_CXX_SETTER(reduce_scatter_x, int, ring_nsteps)
+  reduce_scatter_x&& comp(comp_t v) {
+    c_.comp = v;
+    return std::move(*this);
+  }
+  void call() const {
+    detail::reduce_scatter(m_sendbuf, m_recvbuf, m_recvcount, m_item_size, m_op, c_);
+  }
+  void operator()() const { call(); }
+
+ private:
+  const void* m_sendbuf;
+  void* m_recvbuf;
+  size_t m_recvcount, m_item_size;
+  reduce_op_t m_op;
+  reduce_scatter_algorithm_t m_algorithm = reduce_scatter_algorithm_t::none;
+  int m_ring_nsteps = 0;
+  detail::coll_args c_;
+};
+inline void reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, size_t item_size,
+                           reduce_op_t op) {
+  reduce_scatter_x(sendbuf, recvbuf, recvcount, item_size, op).call();
+}
+
+class allgather_x {
+ public:
+  allgather_x(const void* sendbuf, void* recvbuf, size_t size)
+      : m_sendbuf(sendbuf), m_recvbuf(recvbuf), m_size(size) {}
+  LCI_CXX_COLL_SETTERS(allgather_x)
+  void call() const { detail::allgather(m_sendbuf, m_recvbuf, m_size, c_); }
+  void operator()() const { call(); }
+
+ private:
+  const void* m_sendbuf;
+  void* m_recvbuf;
+  size_t m_size;
+  detail::coll_args c_;
+};
+inline void allgather(const void* sendbuf, void* recvbuf, size_t size) {
+  allgather_x(sendbuf, recvbuf, size).call();
+}
+
+class alltoall_x {
+ public:
+  alltoall_x(const void* sendbuf, void* recvbuf, size_t size)
+      : m_sendbuf(sendbuf), m_recvbuf(recvbuf), m_size(size) {}
+  LCI_CXX_COLL_SETTERS(alltoall_x)
+  void call() const { detail::alltoall(m_sendbuf, m_recvbuf, m_size, c_); }
+  void operator()() const { call(); }
+
+ private:
+  const void* m_sendbuf;
+  void* m_recvbuf;
+  size_t m_size;
+  detail::coll_args c_;
+};
+inline void alltoall(const void* sendbuf, void* recvbuf, size_t size) {
+  alltoall_x(sendbuf, recvbuf, size).call();
+}
+#undef LCI_CXX_COLL_SETTERS
+
+#undef LCI_CXX_SIMPLE_OP0
+#undef LCI_CXX_SIMPLE_OP1
+#undef LCI_CXX_SIMPLE_OP2
+#undef LCI_CXX_RUNTIME_ARG
+#undef LCI_CXX_ARG_SETTER
+#undef LCI_CXX_SETTER
+
+// ---- helpers for completion graphs -------------------------------------------------
+
+// A node that runs an operation object (post_send_x(...) and the like):
+// graph_add_node_op copies `op`, and the node posts it when its
+// predecessors completed; the operation's completion (its user_context is
+// set to the node) then completes the node.
+namespace detail {
+inline status_t graph_status_of(status_t s) { return s; }
+inline status_t graph_status_of(errorcode_t e) { return status_t(e); }
+inline status_t graph_status_of(error_t e) { return status_t(e.errorcode); }
+template <typename R>
+status_t graph_status_of(const R&) {
+  return status_t(errorcode_t::done);
+}
+template <typename T>
+status_t graph_run_op(T& op, std::true_type /* returns void */) {
+  op();
+  return status_t(errorcode_t::done);
+}
+template <typename T>
+status_t graph_run_op(T& op, std::false_type) {
+  return graph_status_of(op());
+}
+}  // namespace detail
+
+template <typename T>
+status_t graph_execute_op_fn(void* value) {
+  T& op = *static_cast<T*>(value);
+  return detail::graph_run_op(op, std::is_void<decltype(op())>());
+}
+
+template <typename T>
+void graph_free_op_fn(void* value) {
+  delete static_cast<T*>(value);
+}
+
+template <typename T>
+graph_node_t graph_add_node_op(comp_t graph, const T& op) {
+  T* copy = new T(op);
+  graph_node_t node = graph_add_node_x(graph, graph_execute_op_fn<T>)
+                          .value(copy)
+                          .free_cb(graph_free_op_fn<T>)();
+  copy->user_context(node);
+  return node;
+}
+
+}  // namespace lci
+
+#endif  // LCI_API_LCI_HPP

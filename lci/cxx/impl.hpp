@@ -1,0 +1,147 @@
+// The LCI 2 interface's objects (lci.hpp) over the core: what a runtime,
+// device, endpoint, packet pool and completion object of lci.hpp hold, and
+// the translation of the core's requests into lci::status_t.
+//
+// Mapping (docs/lci2.md has the user's view):
+//  - a runtime holds the core runtime (runtime_acquire, shared with the C
+//    API), its default device and packet pool, the rcomp registry and the
+//    allocator of the buffers it hands out;
+//  - a device is a core device; an endpoint is four core endpoints, one per
+//    matching policy (the key leaves out the rank, the tag, both or
+//    neither), so that both sides of a match compute the same key;
+//  - completion objects: a cq is a core queue, a sync a core synchronizer
+//    (popped and tested here, where the requests become statuses); a
+//    handler, counter, graph or program-made comp_impl_t is a core callback
+//    object (comp/callback.hpp) that turns the request into a status;
+//  - arrivals at a target carry the marker am_marker (active messages) or
+//    put_marker (a put's notification) as their request's user_context:
+//    their status has user_context nullptr and, for an active message, a
+//    buffer the receiver owns.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "lci.h"
+#include "lci.hpp"
+#include "lci/core/device.hpp"
+#include "lci/core/endpoint.hpp"
+#include "lci/util/spin.hpp"
+
+namespace lci {
+
+// The request markers of arrivals at a target (impl.hpp's header comment).
+extern char g_target_marker[2];
+inline void* am_marker() { return &g_target_marker[0]; }
+inline void* put_marker() { return &g_target_marker[1]; }
+
+class device_impl_t;
+class endpoint_impl_t;
+
+class packet_pool_impl_t {
+ public:
+  packet_pool_attr_t attr{};
+  runtime_impl_t* rt = nullptr;
+  // The device whose packets get_upacket hands out (the core keeps one
+  // pool per device): the first device allocated with this pool.
+  device_impl_t* device = nullptr;
+};
+
+class matching_engine_impl_t {
+ public:
+  matching_engine_attr_t attr{};
+  std::mutex lock;
+  // Entries by key, oldest first, each of one kind.
+  struct entry {
+    matching_entry_key_t key;
+    matching_entry_val_t value;
+    matching_entry_type_t type;
+  };
+  std::deque<entry> entries;
+};
+
+class net_context_impl_t {
+ public:
+  net_context_attr_t attr{};
+};
+
+class mr_impl_t {
+ public:
+  mr_attr_t attr{};
+  device_impl_t* device = nullptr;
+  LCI_segment_t segment = nullptr;
+  void* address = nullptr;
+  size_t size = 0;
+};
+
+// An operation refused for lack of resources and taken into the backlog
+// (allow_retry(false)): posted again, in order, by progress.
+struct backlog_entry {
+  detail::comm_args args;
+  std::unique_ptr<char[]> copy;  // the eager payload, copied (done_backlog)
+  explicit backlog_entry(const detail::comm_args& a) : args(a) {}
+};
+
+class endpoint_impl_t {
+ public:
+  endpoint_attr_t attr{};
+  device_impl_t* device = nullptr;
+  lci::endpoint* by_policy[4] = {};  // matching_policy_t none, rank_only, tag_only, rank_tag
+};
+
+class device_impl_t {
+ public:
+  device_attr_t attr{};
+  runtime_impl_t* rt = nullptr;
+  lci::device* core = nullptr;
+  endpoint_impl_t* default_endpoint = nullptr;
+  std::vector<endpoint_impl_t*> endpoints;  // freed with the device
+  // The backlog: refused operations posted again by progress, in order.
+  alignas(64) std::atomic<size_t> backlog_size{0};
+  spin_lock backlog_lock;
+  std::deque<backlog_entry> backlog;
+};
+
+class runtime_impl_t {
+ public:
+  runtime_attr_t attr{};
+  bool global = false;
+  device_impl_t* default_device = nullptr;
+  packet_pool_impl_t* default_packet_pool = nullptr;
+  matching_engine_impl_t* default_matching_engine = nullptr;
+  net_context_impl_t* default_net_context = nullptr;
+  std::vector<device_impl_t*> devices;
+  std::atomic<allocator_base_t*> allocator{&g_allocator_default};
+};
+
+// The runtime an operation's `runtime` argument names (the global one when
+// empty); throws when there is none.
+runtime_impl_t* runtime_of(runtime_t rt);
+device_impl_t* device_of(device_t d, runtime_impl_t* rt);
+
+// The core completion object of an lci.hpp completion object (nullptr for
+// COMP_NULL and COMP_NULL_RETRY).
+inline LCI_comp_t core_comp(comp_t c) {
+  return c.is_empty() ? nullptr : static_cast<LCI_comp_t>(c.p_impl->core_);
+}
+
+// A request as a status: the fields, and for an arrival at a target the
+// buffer handed over (copied out of its packet into the allocator's memory
+// unless `zero_copy_am`, when the packet itself is the buffer).
+status_t to_status(const LCI_request_t& r, bool zero_copy_am);
+// A status as a request (comp_signal of a status into a core object).
+LCI_request_t to_request(const status_t& s);
+
+// The rcomp registry of the global runtime: the core's lookup of a remote
+// completion handle at an LCI 2 endpoint.
+bool lookup_rcomp(uint64_t handle, LCI_comp_t* out, comp_ref* ref);
+
+// Progress of one device: the core's, then the backlog.
+bool progress_device(device_impl_t* d);
+// Takes `a` into d's backlog (copying an eager payload); the status to
+// return for it.
+status_t push_backlog(device_impl_t* d, const detail::comm_args& a, bool eager);
+
+}  // namespace lci
