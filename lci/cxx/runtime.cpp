@@ -148,41 +148,33 @@ global_attr_t builtin_defaults() {
   return a;
 }
 
-// LCI_ATTR_<NAME> in the environment overrides a default, as in LCI 2.
-template <typename T>
-void env_number(const char* name, T* out) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 0);
-  if (*end != '\0') {
-    LCI_WARN("%s=%s is not a number; ignored", name, v);
-    return;
-  }
-  *out = static_cast<T>(n);
-}
-
-void env_bool(const char* name, bool* out) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return;
-  *out = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 ||
-           std::strcmp(v, "off") == 0 || std::strcmp(v, "OFF") == 0);
-}
-
+// The defaults as the environment sets them: the core's settings (LCI_ATTR_<name>
+// are LCI 2's names of them, lci/core/settings.def) decide what the
+// built-in defaults leave open.
 global_attr_t defaults_from_environment() {
+  config c;
+  std::string error;
+  if (!config_read([](const char* name) -> const char* { return std::getenv(name); }, c, error)) {
+    LCI_WARN("lci::global_initialize: %s; the built-in defaults are used", error.c_str());
+    c = config_defaults();
+  }
   global_attr_t a = builtin_defaults();
-  env_number("LCI_ATTR_PACKET_RETURN_THRESHOLD", &a.packet_return_threshold);
-  env_number("LCI_ATTR_NPACKETS", &a.npackets);
-  env_number("LCI_ATTR_SYNC_THRESHOLD", &a.sync_threshold);
-  env_bool("LCI_ATTR_ZERO_COPY_AM", &a.zero_copy_am);
-  env_number("LCI_ATTR_CQ_DEFAULT_LENGTH", &a.cq_default_length);
-  env_number("LCI_ATTR_NET_MAX_SENDS", &a.net_max_sends);
-  env_number("LCI_ATTR_NET_MAX_RECVS", &a.net_max_recvs);
-  env_number("LCI_ATTR_NET_MAX_CQES", &a.net_max_cqes);
-  env_bool("LCI_ATTR_ALLOC_DEFAULT_DEVICE", &a.alloc_default_device);
-  env_bool("LCI_ATTR_ALLOC_DEFAULT_ENDPOINT", &a.alloc_default_endpoint);
+  a.packet_size = static_cast<size_t>(c.packet_size);
+  a.npackets = static_cast<size_t>(c.server_num_pkts);
+  a.net_max_recvs = static_cast<size_t>(c.server_max_recvs);
+  a.net_max_sends = static_cast<size_t>(c.server_max_sends);
+  a.net_max_cqes = static_cast<size_t>(c.server_max_cqes);
+  a.sync_threshold = c.attr_sync_threshold;
+  a.zero_copy_am = c.attr_zero_copy_am;
+  a.cq_default_length = c.attr_cq_default_length;
+  a.alloc_default_device = c.attr_alloc_default_device;
+  a.alloc_default_endpoint = c.attr_alloc_default_endpoint;
   return a;
 }
+
+// What the environment made the defaults (global_initialize): a device
+// whose packet count or receive depth differs was given its own.
+global_attr_t* g_env_attr = nullptr;
 
 [[noreturn]] void no_global(const char* call) {
   throw std::runtime_error(std::string("lci::") + call +
@@ -197,6 +189,7 @@ void global_initialize() {
   if (g_global_refs++ > 0) return;
   g_boot = &bootstrap::acquire();
   g_default_attr = new global_attr_t(defaults_from_environment());
+  g_env_attr = new global_attr_t(*g_default_attr);
 }
 
 void global_finalize() {
@@ -206,6 +199,8 @@ void global_finalize() {
   if (--g_global_refs > 0) return;
   delete g_default_attr;
   g_default_attr = nullptr;
+  delete g_env_attr;
+  g_env_attr = nullptr;
   g_boot = nullptr;
   bootstrap::release();
 }
@@ -396,7 +391,7 @@ void free_runtime(runtime_t* runtime, bool global) {
 device_t alloc_device(const device_args& a) {
   runtime_impl_t* rt = runtime_of(a.runtime);
   const global_attr_t defaults = get_g_default_attr();
-  const global_attr_t builtin = builtin_defaults();
+  const global_attr_t builtin = *g_env_attr;
   auto* d = new device_impl_t;
   d->rt = rt;
   device_attr_t& at = d->attr;
@@ -409,8 +404,9 @@ device_t alloc_device(const device_args& a) {
   at.ibv_td_strategy = (a.set_mask & 32u) ? a.ibv_td_strategy : defaults.ibv_td_strategy;
   at.name = a.name ? a.name : DEFAULT_NAME;
   at.user_context = a.user_context;
-  // A packet count or receive depth the program changed from the built-in
-  // default is the device's own; otherwise the core's settings decide.
+  // A packet count or receive depth the program changed from what the
+  // environment made it is the device's own; otherwise the core's settings
+  // decide.
   lci::device_options opt;
   packet_pool_impl_t* pool = a.packet_pool.p_impl ? a.packet_pool.p_impl : rt->default_packet_pool;
   const size_t npackets = pool ? pool->attr.npackets : defaults.npackets;

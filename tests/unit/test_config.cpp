@@ -309,7 +309,9 @@ TEST_CASE("categories: no-effect and bootstrap rows") {
       "LCI_IBV_FORCE_GID_AUTO_SELECT", "LCI_IBV_ENABLE_TD", "LCI_IBV_ENABLE_EVENT_POLLING_THREAD",
       "LCI_ENABLE_PRG_NET_ENDPOINT", "LCI_SEND_SLOW_DOWN_USEC", "LCI_RECV_SLOW_DOWN_USEC",
       "LCI_BACKEND_TRY_LOCK_MODE", "LCI_DEVICE_LOCK_MODE", "LCI_UCX_USE_TRY_LOCK",
-      "LCI_UCX_PROGRESS_FOCUSED", "LCI_USE_GLOBAL_PACKET_POOL"};
+      "LCI_UCX_PROGRESS_FOCUSED", "LCI_USE_GLOBAL_PACKET_POOL",
+      // LCI 2's names of two of them (lci.hpp's net_max_sends, net_max_cqes)
+      "LCI_ATTR_NET_MAX_SENDS", "LCI_ATTR_NET_MAX_CQES"};
 #ifndef LCI_PROFILE
   expected_no_effect.insert("LCI_PRINT_PROFILE");
 #endif
