@@ -463,8 +463,9 @@ struct status_t {
 // A completion object. The library's own (sync, counter, cq, handler, graph)
 // are made by alloc_*; a program may derive its own from comp_impl_t,
 // override signal(), and pass `comp_t(new mine(...))`: LCI then calls its
-// signal() once per completion and never deletes it.
-class comp_impl_t {
+// signal() once per completion and never deletes it. Exported whole: a
+// program's subclass (and -fsanitize=vptr) needs its vtable and typeinfo.
+class LCI_CXX_API comp_impl_t {
  public:
   using attr_t = comp_attr_t;
   LCI_CXX_API comp_impl_t();

@@ -233,6 +233,8 @@ bool progress_device(device_impl_t* d) {
   bool did = d->core->progress();
   if (__builtin_expect(d->backlog_size.load(std::memory_order_acquire) != 0, 0))
     did = drain_backlog(d) || did;
+  if (__builtin_expect(g_graph_retries.load(std::memory_order_relaxed) != 0, 0))
+    did = progress_graphs() || did;
   return did;
 }
 

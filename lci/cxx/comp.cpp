@@ -329,7 +329,7 @@ comp_t alloc_handler(comp_handler_t handler, bool zero_copy_am, bool zero_copy_s
 
 void free_comp(comp_t* comp) {
   if (!comp || comp->is_empty()) throw std::runtime_error("lci::free_comp: empty handle");
-  delete comp->p_impl;
+  if (!release_graph(comp->p_impl)) delete comp->p_impl;
   *comp = comp_t();
 }
 

@@ -98,6 +98,14 @@ class device_impl_t {
   lci::device* core = nullptr;
   endpoint_impl_t* default_endpoint = nullptr;
   std::vector<endpoint_impl_t*> endpoints;  // freed with the device
+  // The collectives' own endpoint (coll.cpp), rank-and-tag matching only,
+  // so that a program's post_send/post_recv never match their messages;
+  // created right after the default endpoint, at the same index on every
+  // rank, and freed with the device.
+  endpoint_impl_t* coll_endpoint = nullptr;
+  // The collectives started on the device: every rank starts them in the
+  // same order, so the count names one collective on all ranks (its tags).
+  std::atomic<uint32_t> coll_seq{0};
   // The backlog: refused operations posted again by progress, in order.
   alignas(64) std::atomic<size_t> backlog_size{0};
   spin_lock backlog_lock;
@@ -138,8 +146,17 @@ LCI_request_t to_request(const status_t& s);
 // completion handle at an LCI 2 endpoint.
 bool lookup_rcomp(uint64_t handle, LCI_comp_t* out, comp_ref* ref);
 
-// Progress of one device: the core's, then the backlog.
+// Progress of one device: the core's, the backlog, then the graphs' retried
+// nodes (while g_graph_retries is not 0).
 bool progress_device(device_impl_t* d);
+
+// Graphs with nodes whose fn returned retry (graph.cpp): how many are
+// waiting, and the call that runs those nodes again (true if any ran).
+extern std::atomic<size_t> g_graph_retries;
+bool progress_graphs();
+// free_comp of a graph (true), which the graph's last reference deletes;
+// false if `c` is not a graph.
+bool release_graph(comp_impl_t* c);
 // Takes `a` into d's backlog (copying an eager payload); the status to
 // return for it.
 status_t push_backlog(device_impl_t* d, const detail::comm_args& a, bool eager);

@@ -269,13 +269,17 @@ void core_release() {
   runtime_finalize();
 }
 
-endpoint_impl_t* make_endpoint(device_impl_t* d, const char* name, void* user_context) {
+// An endpoint of d with the core endpoints of `policies` (bit i: matching
+// policy i): all four for a program's, rank_tag only for the collectives'.
+endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_context, int uid,
+                              unsigned policies) {
   auto* e = new endpoint_impl_t;
   e->device = d;
-  e->attr.uid = static_cast<int>(d->endpoints.size());
+  e->attr.uid = uid;
   e->attr.name = name ? name : DEFAULT_NAME;
   e->attr.user_context = user_context;
   for (int policy = 0; policy < 4; ++policy) {
+    if ((policies & (1u << policy)) == 0) continue;
     plist p;
     p.match_rank = (policy & 1) != 0;  // rank_only, rank_tag
     p.match_tag = (policy & 2) != 0;   // tag_only, rank_tag
@@ -286,19 +290,29 @@ endpoint_impl_t* make_endpoint(device_impl_t* d, const char* name, void* user_co
     p.lookup_comp = &lookup_rcomp;
     e->by_policy[policy] = endpoint_create(d->core, p);
   }
+  return e;
+}
+
+endpoint_impl_t* make_endpoint(device_impl_t* d, const char* name, void* user_context) {
+  endpoint_impl_t* e =
+      new_endpoint(d, name, user_context, static_cast<int>(d->endpoints.size()), 0xfu);
   d->endpoints.push_back(e);
   return e;
+}
+
+void free_endpoint_impl(endpoint_impl_t* e) {
+  for (lci::endpoint* ep : e->by_policy)
+    if (ep) endpoint_destroy(ep);
+  delete e;
 }
 
 void destroy_device(device_impl_t* d) {
   // Nothing may be left in the backlog: it is posted before the device goes.
   while (d->backlog_size.load(std::memory_order_acquire) != 0) progress_device(d);
-  for (endpoint_impl_t* e : d->endpoints) {
-    for (lci::endpoint* ep : e->by_policy)
-      if (ep) endpoint_destroy(ep);
-    delete e;
-  }
+  for (endpoint_impl_t* e : d->endpoints) free_endpoint_impl(e);
   d->endpoints.clear();
+  free_endpoint_impl(d->coll_endpoint);
+  d->coll_endpoint = nullptr;
   device_destroy(d->core);
   delete d;
 }
@@ -417,6 +431,8 @@ device_t alloc_device(const device_args& a) {
   rt->devices.push_back(d);
   if (pool && pool->device == nullptr) pool->device = d;
   if (at.alloc_default_endpoint) d->default_endpoint = make_endpoint(d, nullptr, nullptr);
+  d->coll_endpoint = new_endpoint(d, "lci-collectives", nullptr, -1,
+                                  1u << static_cast<unsigned>(matching_policy_t::rank_tag));
   return device_t(static_cast<void*>(d));
 }
 
@@ -455,9 +471,7 @@ void free_endpoint(endpoint_t* endpoint, runtime_t runtime) {
       break;
     }
   if (d->default_endpoint == e) d->default_endpoint = nullptr;
-  for (lci::endpoint* ep : e->by_policy)
-    if (ep) endpoint_destroy(ep);
-  delete e;
+  free_endpoint_impl(e);
   *endpoint = endpoint_t();
   (void)runtime;
 }
