@@ -10,8 +10,8 @@
 
 namespace lci {
 
-// Its type tag: not an LCI_comp_type_t of the C API, never seen by it.
-inline constexpr LCI_comp_type_t comp_type_callback = static_cast<LCI_comp_type_t>(0x40);
+// Its type tag (comp_base::type): no value of the C API's LCI_comp_type_t.
+inline constexpr int comp_type_callback = 0x40;
 
 class comp_callback : public comp_base {
  public:

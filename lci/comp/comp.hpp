@@ -22,7 +22,9 @@ inline constexpr uint32_t comp_magic = 0x4c43494fu;
 
 struct comp_base {
   uint32_t magic = comp_magic;
-  LCI_comp_type_t type;  // LCI_COMPLETION_QUEUE, _SYNC or _HANDLER
+  // LCI_COMPLETION_QUEUE, _SYNC, _HANDLER or comp_type_callback (comp/callback.hpp):
+  // an int, since the last is no value of the C API's enum.
+  int type;
   // In the registry (registry.hpp), so a peer's message may name it: set by
   // comp_registry::add, which the C API's create calls make once the object
   // is fully constructed. LCI's internal objects (the collectives' handler,
@@ -32,7 +34,7 @@ struct comp_base {
   // not signalled it yet (comp_registry::acquire/release/retire).
   std::atomic<uint32_t> refs{1};
 
-  explicit comp_base(LCI_comp_type_t t) : type(t) {}
+  explicit comp_base(int t) : type(t) {}
   comp_base(const comp_base&) = delete;
   comp_base& operator=(const comp_base&) = delete;
 
@@ -51,7 +53,7 @@ inline comp_base* to_comp(LCI_comp_t comp) noexcept {
 }
 
 // A cheap plausibility check for debug builds: non-null, alive, of `type`.
-inline bool comp_is_valid(LCI_comp_t comp, LCI_comp_type_t type) noexcept {
+inline bool comp_is_valid(LCI_comp_t comp, int type) noexcept {
   return comp != nullptr && to_comp(comp)->magic == comp_magic &&
          to_comp(comp)->type == type;
 }

@@ -26,7 +26,7 @@ using comp_lookup_fn = bool (*)(uint64_t handle, LCI_comp_t* out, comp_ref* ref)
 
 // Completion-object type of an endpoint that accepts any kind (the LCI 2
 // interface's endpoints); never the type of an object.
-inline constexpr LCI_comp_type_t comp_type_any = static_cast<LCI_comp_type_t>(0x41);
+inline constexpr int comp_type_any = 0x41;
 
 inline constexpr uint32_t endpoint_magic = 0x4c434945u;
 // Per-peer counters. The first `owned_rows` threads that count (process-wide)
@@ -101,8 +101,9 @@ struct endpoint {
   uint32_t index = 0;
   device* dev = nullptr;
   LCI_match_t match_type = LCI_MATCH_RANKTAG;
-  LCI_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;
-  LCI_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
+  // LCI_comp_type_t values, or comp_type_any (an int, since that is none).
+  int cmd_comp_type = LCI_COMPLETION_QUEUE;
+  int msg_comp_type = LCI_COMPLETION_QUEUE;
   LCI_comp_t default_comp = nullptr;
   // The matching key's parts: the rank (else any rank) and the tag bits
   // (0: any tag). LCI_MATCH_TAG endpoints ignore the rank.
