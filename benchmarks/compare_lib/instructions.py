@@ -3,61 +3,78 @@ lci_pingpong and ofi_pingpong under callgrind."""
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
-from .common import cpu_model, default_build_dir, die, load, provider_env
+from .common import cpu_model, default_build_dir, die, load, positive_int, provider_env
 from .output import fmt
-from .runner import callgrind_total, programs, run_program, write_rank0_valgrind
+from .runner import alternating, callgrind_total, programs, run_program, write_rank0_valgrind
 from .stats import ratio
 
 EPILOG = """\
-Counts instructions per 8-byte medium round trip, LCI (lci_pingpong) and
-raw libfabric (ofi_pingpong), with valgrind --tool=callgrind on rank 0
+Counts instructions per 8-byte medium round trip, LCI through the LCI 1.7
+C API (lci_pingpong: LCI_sendm/LCI_recvm), LCI through the LCI 2 C++ API
+(lci2_pingpong: lci::post_send_x/post_recv_x) and raw libfabric
+(ofi_pingpong), with valgrind --tool=callgrind on rank 0
 while rank 1 runs natively. Each program runs twice, with N1 and N2
 ping-pong iterations (--only-medium --min-size 8 --max-size 8 --warmup 0),
 and
   Ir per round trip = (Ir(N2) - Ir(N1)) / (N2 - N1)
-so start-up and tear-down cancel. Rank 0's count includes its polling
+so start-up and tear-down cancel; with --reps R every program is measured
+R times (every other repetition in reverse order) and the median of its R
+figures is reported. Rank 0's count includes its polling
 while it waits for rank 1 (rank 1, native, answers quickly); only the
 ping-pong function is collected (--toggle-collect). Also writes
 `callgrind_annotate` of the N2 runs (the top functions by Ir) to --out.
 
-Environment: FI_PROVIDER (default shm). Target (reported, not asserted):
-at most 2000 instructions per round trip for LCI."""
+Environment: FI_PROVIDER (default shm); LCI_SHM (default 0: LCI over the
+same libfabric provider; LCI_SHM=1 measures LCI's native shared memory).
+Targets (reported, not asserted): at most 2000 instructions per round trip
+for LCI; LCI 2 at most 1.05x LCI 1.7's."""
 
 # Only the ping-pong function is counted (start-up, barriers and tear-down
 # poll for a time that varies from run to run).
-TOGGLE = {"lci": "*medium_pingpong*", "ofi": "*::pingpong*"}
+TOGGLE = {"lci": "*medium_pingpong*", "lci2": "*medium_pingpong*", "ofi": "*::pingpong*"}
+IMPLS = ("lci", "lci2", "ofi")
 
 LCI_TARGET = 2000
+# lci2 / lci: the LCI 2 interface costs at most 5% more than the C API.
+LCI2_TARGET = 1.05
 
 
 def build_parser():
     ap = argparse.ArgumentParser(
         prog="compare instructions", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="instructions per 8-byte medium round trip under callgrind, LCI and raw "
-                    "libfabric", epilog=EPILOG)
+        description="instructions per 8-byte medium round trip under callgrind, LCI (LCI 1.7 "
+                    "and LCI 2 interfaces) and raw libfabric", epilog=EPILOG)
     ap.add_argument("--build-dir", default=default_build_dir(),
                     help="build tree with benchmarks/ and tools/lcrun (default: this script's)")
     ap.add_argument("--n1", type=int, default=2000, help="iterations of the short run (default 2000)")
     ap.add_argument("--n2", type=int, default=12000, help="iterations of the long run (default 12000)")
+    ap.add_argument("--reps", type=positive_int, default=1,
+                    help="measurements per program; the median is reported (default 1)")
     ap.add_argument("--out", default="callgrind-out",
                     help="where the callgrind files and annotations go (default callgrind-out)")
     ap.add_argument("--top", type=int, default=15, help="functions shown per annotation (default 15)")
     return ap
 
 
-def count(a, impl, n, prog, lcrun, wrap, env, out):
+def run_name(a, impl, n, rep):
+    """<impl>.<n>, with .<rep> when there are several repetitions."""
+    return f"{impl}.{n}" + (f".{rep}" if a.reps > 1 else "")
+
+
+def count(a, impl, n, rep, prog, lcrun, wrap, env, out):
     """Ir of rank 0 in one run of n round trips."""
-    cg = os.path.join(out, f"callgrind.{impl}.{n}")
+    cg = os.path.join(out, f"callgrind.{run_name(a, impl, n, rep)}")
     cmd = [lcrun, "-n", "2", "--prefix", wrap, prog, "--only-medium", "--min-size", "8",
            "--max-size", "8", "--iters", str(n), "--warmup", "0", "--max-time", "80000",
            "--timeout", "600", "--csv", "--pin"]
     print(f"# run: CALLGRIND_TOGGLE='{TOGGLE[impl]}' CALLGRIND_OUT={cg} {' '.join(cmd)}")
     sys.stdout.flush()
     run_env = dict(env, CALLGRIND_TOGGLE=TOGGLE[impl], CALLGRIND_OUT=cg)
-    log = os.path.join(out, f"{impl}.{n}.log")
+    log = os.path.join(out, f"{run_name(a, impl, n, rep)}.log")
     code, o, e = run_program(cmd, run_env, 900)
     with open(log, "w") as f:
         f.write(o + e)
@@ -67,8 +84,9 @@ def count(a, impl, n, prog, lcrun, wrap, env, out):
 
 
 def annotate(a, impl, out):
-    """The top of callgrind_annotate of the N2 run into annotate.<impl>.txt."""
-    ann = subprocess.run(["callgrind_annotate", os.path.join(out, f"callgrind.{impl}.{a.n2}")],
+    """The top of callgrind_annotate of the (first) N2 run into annotate.<impl>.txt."""
+    ann = subprocess.run(["callgrind_annotate",
+                          os.path.join(out, f"callgrind.{run_name(a, impl, a.n2, 1)}")],
                          capture_output=True, text=True)
     with open(os.path.join(out, f"annotate.{impl}.txt"), "w") as f:
         f.write("\n".join(ann.stdout.splitlines()[:a.top + 25]) + "\n")
@@ -82,14 +100,18 @@ def per_round_trip(a, ir):
 
 def print_summary(a, per_rtt, out):
     print()
-    print(f"{'impl':<6} {'Ir/round trip':>14}")
-    for impl in ("lci", "ofi"):
+    what = "Ir/round trip" if a.reps == 1 else f"median of {a.reps}"
+    print(f"{'impl':<6} {what:>14}")
+    for impl in IMPLS:
         print(f"{impl:<6} {per_rtt[impl]:>14}")
-    l, o = per_rtt["lci"], per_rtt["ofi"]
+    l, l2, o = per_rtt["lci"], per_rtt["lci2"], per_rtt["ofi"]
     verdict = "met" if l <= LCI_TARGET else f"missed by {l - LCI_TARGET}"
     print(f"LCI/raw {fmt(ratio(l, o), 2)}; LCI target <= {LCI_TARGET}: {verdict}")
-    print(f"# annotations (top functions by Ir, {a.n2}-iteration runs): "
-          f"{out}/annotate.lci.txt {out}/annotate.ofi.txt")
+    r2 = ratio(l2, l)
+    verdict2 = "n/a" if r2 is None else ("met" if r2 <= LCI2_TARGET else "missed")
+    print(f"LCI2/LCI {fmt(r2, 3)}; LCI 2 target <= {LCI2_TARGET:.2f}x LCI: {verdict2}")
+    print(f"# annotations (top functions by Ir, {a.n2}-iteration runs): " +
+          " ".join(f"{out}/annotate.{impl}.txt" for impl in IMPLS))
 
 
 def run(argv):
@@ -107,14 +129,17 @@ def run(argv):
 
     vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     print(f"# machine: nproc {os.cpu_count()}, {cpu_model()}, load {load()}")
-    print(f"# provider: FI_PROVIDER={env['FI_PROVIDER']}; valgrind {vg}")
+    print(f"# provider: FI_PROVIDER={env['FI_PROVIDER']}, LCI_SHM={env['LCI_SHM']}; valgrind {vg}")
     sys.stdout.flush()
-    per_rtt = {}
-    for impl in ("lci", "ofi"):
+    figures = {impl: [] for impl in IMPLS}
+    for rep, impl in alternating(a.reps, IMPLS):
         prog = progs.bench(f"{impl}_pingpong")
-        ir = {n: count(a, impl, n, prog, lcrun, wrap, env, out) for n in (a.n1, a.n2)}
-        per_rtt[impl] = per_round_trip(a, ir)
-        print(f"{impl}: Ir({a.n1}) = {ir[a.n1]}, Ir({a.n2}) = {ir[a.n2]} -> {per_rtt[impl]} "
-              "instructions per round trip")
+        ir = {n: count(a, impl, n, rep, prog, lcrun, wrap, env, out) for n in (a.n1, a.n2)}
+        figures[impl].append(per_round_trip(a, ir))
+        print(f"{impl}: Ir({a.n1}) = {ir[a.n1]}, Ir({a.n2}) = {ir[a.n2]} -> {figures[impl][-1]} "
+              "instructions per round trip" + (f" (rep {rep})" if a.reps > 1 else ""))
+        sys.stdout.flush()
+    for impl in IMPLS:
         annotate(a, impl, out)
+    per_rtt = {impl: int(statistics.median(v)) for impl, v in figures.items()}
     print_summary(a, per_rtt, out)

@@ -20,6 +20,8 @@ def plans(s, wrap):
     p = {"ofi": (lcrun_plan("ofi_pingpong"), "*::pingpong*"),
          "lci_ofi": (lcrun_plan("lci_pingpong"), "*medium_pingpong*")}
     p["lci_native"] = p["lci_ofi"]
+    # The LCI 2 interface's ping-pong names its function alike.
+    p["lci2_native"] = (lcrun_plan("lci2_pingpong"), "*medium_pingpong*")
     if "mpi" not in s.missing:
         # hydra sets PMI_RANK, which the wrapper reads.
         p["mpi"] = (lambda n: s.mpiexec + ["-n", "2", wrap, s.mpi_bin, "--iters", str(n),

@@ -59,6 +59,9 @@ def pingpong_jobs(s):
         jobs.append(Job(f"{col}_pp", col, figs,
                         s.lcrun2 + [s.bins["lci_pingpong"], "--proto", "medium,msgrate"] + args,
                         lambda t: pick_rows(t, PINGPONG)))
+    jobs.append(Job("lci2_native_pp", "lci2_native", figs,
+                    s.lcrun2 + [s.bins["lci2_pingpong"], "--proto", "medium,msgrate"] + args,
+                    lambda t: pick_rows(t, PINGPONG)))
     if "mpi" not in s.missing:
         mpi_picks = dict(PINGPONG, rate8=("msgrate", 8, "comm-per-thread", 1))
         jobs.append(Job("mpi_pp", "mpi", figs, s.mpiexec + ["-n", "2", s.mpi_bin] + args,

@@ -1,6 +1,7 @@
 """`compare shm-table`: the intra-node comparison in one Markdown table:
-raw libfabric shm, LCI over libfabric shm, LCI native shared memory, MPICH
-and UCX's ucx_perftest."""
+raw libfabric shm, LCI over libfabric shm, LCI native shared memory (through
+the LCI 1.7 C API and through the LCI 2 C++ API), MPICH and UCX's
+ucx_perftest."""
 import argparse
 import glob
 import os
@@ -29,13 +30,18 @@ allowed CPUs (except the thread-scaling runs), over these columns:
   LCI over libfabric shm  lci_pingpong / lci_bw / lci_msgrate with LCI_SHM=0
   LCI native              the same programs with LCI_SHM=1 (the library's own
                           intra-node shared-memory transport)
+  LCI 2 native            lci2_pingpong with LCI_SHM=1: the same medium
+                          ping-pong and message rate through lci.hpp
+                          (lci::post_send_x/post_recv_x, a sync, progress_x);
+                          8 B figures only (its other cells read n/a)
   MPICH                   mpi_bench under mpiexec.hydra (MPICH's own transport)
   UCX                     ucx_perftest (UCP tag API) as a server/client pair on
                           localhost, UCX_TLS=--ucx-tls (default sm,self)
 and these figures (medians over --reps repetitions; each repetition runs
 every column once, in reversed order every other repetition):
-  8 B one-way latency     medium ping-pong (LCI_sendm, fi_senddata/injectdata,
-                          MPI_Send, tag_lat); median over batches
+  8 B one-way latency     medium ping-pong (LCI_sendm, post_send_x,
+                          fi_senddata/injectdata, MPI_Send, tag_lat); median
+                          over batches
   8 B message rate        1 thread, windows of 64 messages and one ack per
                           window (UCX: tag_bw with at most 64 sends
                           outstanding, no ack)
@@ -54,7 +60,9 @@ every column once, in reversed order every other repetition):
                           endpoint per thread, MPICH a communicator per thread,
                           UCX ucx_perftest -T 16 -M multi
 then one Markdown table with the figures and, per figure, LCI native
-divided by every column, followed by the machine and the command line.
+divided by every column, a line with LCI 2 native divided by LCI native
+(its instruction target: at most 1.05), followed by the machine and the
+command line.
 
 Every program run is bounded (--timeout) and has a fixed iteration count
 (capped by --max-time); a run that fails or times out leaves its cells
@@ -63,9 +71,14 @@ reads LCI_SHM (lci_info lists it), both LCI columns take the same path;
 the output says so. Takes about 1-2 minutes on 2 cores with the defaults."""
 
 SHM_COLUMNS = (("ofi", "raw libfabric shm"), ("lci_ofi", "LCI over libfabric shm"),
-               ("lci_native", "LCI native"), ("mpi", "MPICH"), ("ucx", "UCX"))
+               ("lci_native", "LCI native"), ("lci2_native", "LCI 2 native"), ("mpi", "MPICH"),
+               ("ucx", "UCX"))
 COLUMNS = [c for c, _ in SHM_COLUMNS]
 HEADS = dict(SHM_COLUMNS)
+# The figures of the LCI 2 column (lci2_pingpong: 8-byte ping-pong and rate).
+LCI2_FIGURES = ("lat8", "rate8", "ir")
+# LCI 2 native / LCI native instructions per round trip: the target.
+LCI2_IR_TARGET = 1.05
 
 
 def shm_figures(threads):
@@ -141,10 +154,12 @@ class shm_setup:
         self.lcrun = self.progs.lcrun()
         self.lcrun2 = [self.lcrun, "-n", "2"]
         self.bins = {n: self.progs.bench(n) for n in ("ofi_pingpong", "lci_pingpong",
-                                                      "ofi_rma_bw", "lci_bw", "lci_msgrate")}
+                                                      "lci2_pingpong", "ofi_rma_bw", "lci_bw",
+                                                      "lci_msgrate")}
         env = dict(provider_env(), FI_PROVIDER="shm")
         self.env_of = {"ofi": env, "lci_ofi": dict(env, LCI_SHM="0"),
-                       "lci_native": dict(env, LCI_SHM="1"), "mpi": env,
+                       "lci_native": dict(env, LCI_SHM="1"),
+                       "lci2_native": dict(env, LCI_SHM="1"), "mpi": env,
                        "ucx": dict(env, UCX_TLS=a.ucx_tls, UCX_WARN_UNUSED_ENV_VARS="n")}
         self.missing = {}
         self.mpi_bin = os.path.join(self.progs.build_dir, "benchmarks", "mpi_bench")
@@ -310,6 +325,18 @@ class table:
         """LCI native's figure divided by the column's, formatted."""
         return fmt(ratio(self.med.get(("lci_native", fig)), self.med.get((col, fig))), 2)
 
+    def lci2_line(self):
+        """LCI 2 native / LCI native for the figures of the LCI 2 column."""
+        parts = []
+        for fig, label, unit, digits, higher in self.figures:
+            if fig in LCI2_FIGURES:
+                r = ratio(self.med.get(("lci2_native", fig)), self.med.get(("lci_native", fig)))
+                parts.append(f"{label} {fmt(r, 3)}")
+        r = ratio(self.med.get(("lci2_native", "ir")), self.med.get(("lci_native", "ir")))
+        verdict = "n/a" if r is None else ("met" if r <= LCI2_IR_TARGET else "missed")
+        return (f"LCI 2 native / LCI native: {'; '.join(parts)} (instructions target "
+                f"<= {LCI2_IR_TARGET:.2f}: {verdict})")
+
 
 def versions(s):
     """libfabric's, MPICH's and UCX's versions, as far as their tools tell."""
@@ -372,6 +399,7 @@ def print_figures(t):
         print("  " + "; ".join(f"{HEADS[c]} {t.cell(c, fig)}" for c in COLUMNS))
         ratios = [f"/ {HEADS[c]} {t.native_ratio(c, fig)}" for c in COLUMNS if c != "lci_native"]
         print("  LCI native " + ", ".join(ratios))
+    print(t.lci2_line())
     print()
 
 
@@ -385,6 +413,8 @@ def markdown(s, t, ctx):
     for fig, label, unit, digits, higher in t.figures:
         md.append(markdown_row([f"LCI native / column: {label}"] +
                                [t.native_ratio(c, fig) for c in COLUMNS]))
+    md.append("")
+    md.append(t.lci2_line() + ".")
     md.append("")
     md.append(f"Machine: {ctx.machine}. Command: `{ctx.cmdline}`; {ctx.over}; "
               f"{'; '.join(ctx.versions)}; UCX_TLS={a.ucx_tls}. "
@@ -407,6 +437,9 @@ def run(argv):
     s = shm_setup(a)
     jobs = shm_jobs(s)
     res = results()
+    for fig, *_ in shm_figures(a.threads):
+        if fig not in LCI2_FIGURES:
+            res.errors["lci2_native", fig] = "LCI 2: 8 B figures only"
     load_start = load()
     runs_s = run_everything(s, jobs, res)
 

@@ -599,6 +599,40 @@ struct comm_args {
 };
 LCI_CXX_API status_t post_comm(const comm_args& a);
 
+// The narrow entries of the common send and receive (comm.cpp): the global
+// runtime, `device` (nullptr: its default device), that device's default
+// endpoint, rank_tag matching, memory semantics, no mr, a posted
+// completion allowed (allow_posted). Every argument but the last two in a
+// register and no comm_args built: post_send_x and post_recv_x call them
+// when only these arguments were set (comm_args::plain), post_comm
+// otherwise. Same checks, states and backlog as post_comm, which they hand
+// anything uncommon to.
+// post_send_plain, called only with allow_done, returns the state alone:
+// a send's status is all arguments (done) or none (posted, retry,
+// done_backlog, posted_backlog), which its caller fills in.
+LCI_CXX_API errorcode_t post_send_plain(device_impl_t* device, int rank, void* local_buffer,
+                                        size_t size, tag_t tag, comp_impl_t* local_comp,
+                                        void* user_context, unsigned allow);
+LCI_CXX_API status_t post_recv_plain(device_impl_t* device, int rank, void* local_buffer,
+                                     size_t size, tag_t tag, comp_impl_t* local_comp,
+                                     void* user_context, unsigned allow);
+// `allow` of the plain entries: allow_done and allow_retry as bits.
+enum : unsigned { allow_done_bit = 1, allow_retry_bit = 2 };
+
+// Whether `a` may take a plain entry: nothing beyond the device, the
+// positional arguments, user_context and allow_* set, allow_posted true.
+// Inlined into the call operators, where the fields are known constants in
+// the usual call, so the test folds away.
+inline bool plain(const comm_args& a) {
+  return a.runtime.p_impl == nullptr && a.packet_pool.p_impl == nullptr &&
+         a.endpoint.p_impl == nullptr && a.matching_engine.p_impl == nullptr &&
+         a.mr.p_impl == nullptr && a.comp_semantic == comp_semantic_t::memory &&
+         a.matching_policy == matching_policy_t::rank_tag && a.allow_posted;
+}
+inline unsigned plain_allow(const comm_args& a) {
+  return (a.allow_done ? allow_done_bit : 0u) | (a.allow_retry ? allow_retry_bit : 0u);
+}
+
 }  // namespace detail
 
 // Setters of an operation object: each names one argument and returns the
@@ -1424,8 +1458,13 @@ inline status_t graph_test(comp_t comp) { return graph_test_x(comp)(); }
 
 // ---- communication -------------------------------------------------------------
 
-// The optional arguments every posting shares.
+// The optional arguments every posting shares (_NO_CALL: the class
+// defines its own call operator, post_send_x and post_recv_x).
 #define LCI_CXX_COMM_SETTERS(cls)                                     \
+  LCI_CXX_COMM_SETTERS_NO_CALL(cls)                                   \
+  status_t call() const { return detail::post_comm(a_); }             \
+  status_t operator()() const { return call(); }
+#define LCI_CXX_COMM_SETTERS_NO_CALL(cls)                             \
   LCI_CXX_ARG_SETTER(cls, runtime_t, runtime)                         \
   LCI_CXX_ARG_SETTER(cls, packet_pool_t, packet_pool)                 \
   LCI_CXX_ARG_SETTER(cls, device_t, device)                           \
@@ -1438,9 +1477,7 @@ inline status_t graph_test(comp_t comp) { return graph_test_x(comp)(); }
   LCI_CXX_ARG_SETTER(cls, int, rank)                                  \
   LCI_CXX_ARG_SETTER(cls, void*, local_buffer)                        \
   LCI_CXX_ARG_SETTER(cls, size_t, size)                               \
-  LCI_CXX_ARG_SETTER(cls, comp_t, local_comp)                         \
-  status_t call() const { return detail::post_comm(a_); }             \
-  status_t operator()() const { return call(); }
+  LCI_CXX_ARG_SETTER(cls, comp_t, local_comp)
 
 // The generic posting all others are forms of.
 class post_comm_x {
@@ -1495,11 +1532,28 @@ class post_send_x {
       : a_(detail::comm_kind::send, direction_t::OUT, rank, local_buffer, size, local_comp) {
     a_.tag = tag;
   }
-  LCI_CXX_COMM_SETTERS(post_send_x)
+  LCI_CXX_COMM_SETTERS_NO_CALL(post_send_x)
   LCI_CXX_ARG_SETTER(post_send_x, tag_t, tag)
   LCI_CXX_ARG_SETTER(post_send_x, matching_engine_t, matching_engine)
   LCI_CXX_ARG_SETTER(post_send_x, comp_semantic_t, comp_semantic)
   LCI_CXX_ARG_SETTER(post_send_x, matching_policy_t, matching_policy)
+  status_t call() const {
+    if (detail::plain(a_) && a_.allow_done) {
+      status_t s(detail::post_send_plain(a_.device.p_impl, a_.rank, a_.local_buffer, a_.size,
+                                         a_.tag, a_.local_comp.p_impl, a_.user_context,
+                                         detail::plain_allow(a_)));
+      if (s.error.errorcode == errorcode_t::done) {
+        s.rank = a_.rank;
+        s.buffer = a_.local_buffer;
+        s.size = a_.size;
+        s.tag = a_.tag;
+        s.user_context = a_.user_context;
+      }
+      return s;
+    }
+    return detail::post_comm(a_);
+  }
+  status_t operator()() const { return call(); }
 
  private:
   detail::comm_args a_;
@@ -1516,10 +1570,18 @@ class post_recv_x {
       : a_(detail::comm_kind::recv, direction_t::IN, rank, local_buffer, size, local_comp) {
     a_.tag = tag;
   }
-  LCI_CXX_COMM_SETTERS(post_recv_x)
+  LCI_CXX_COMM_SETTERS_NO_CALL(post_recv_x)
   LCI_CXX_ARG_SETTER(post_recv_x, tag_t, tag)
   LCI_CXX_ARG_SETTER(post_recv_x, matching_engine_t, matching_engine)
   LCI_CXX_ARG_SETTER(post_recv_x, matching_policy_t, matching_policy)
+  status_t call() const {
+    if (detail::plain(a_))
+      return detail::post_recv_plain(a_.device.p_impl, a_.rank, a_.local_buffer, a_.size, a_.tag,
+                                     a_.local_comp.p_impl, a_.user_context,
+                                     detail::plain_allow(a_));
+    return detail::post_comm(a_);
+  }
+  status_t operator()() const { return call(); }
 
  private:
   detail::comm_args a_;
@@ -1577,9 +1639,13 @@ inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local
   return post_get_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
 }
 #undef LCI_CXX_COMM_SETTERS
+#undef LCI_CXX_COMM_SETTERS_NO_CALL
 
 namespace detail {
 LCI_CXX_API error_t progress(device_t device, endpoint_t endpoint, runtime_t runtime);
+// progress() of the global runtime's default device: what progress_x()()
+// without arguments calls (no handles to pass, once per poll of a wait).
+LCI_CXX_API error_t progress_default();
 LCI_CXX_API error_t test_drained(device_t device, runtime_t runtime);
 LCI_CXX_API void wait_drained(device_t device, runtime_t runtime);
 }  // namespace detail
@@ -1592,7 +1658,10 @@ class progress_x {
   LCI_CXX_SETTER(progress_x, device_t, device)
   LCI_CXX_SETTER(progress_x, endpoint_t, endpoint)
   LCI_CXX_RUNTIME_ARG(progress_x)
-  error_t call() const { return detail::progress(m_device, m_endpoint, m_runtime); }
+  error_t call() const {
+    if (m_device.p_impl == nullptr && m_runtime.p_impl == nullptr) return detail::progress_default();
+    return detail::progress(m_device, m_endpoint, m_runtime);
+  }
   error_t operator()() const { return call(); }
 
  private:

@@ -57,6 +57,11 @@ class comp_sync : public comp_base {
   comp_sync& operator=(const comp_sync&) = delete;
 
   int threshold() const noexcept { return threshold_; }
+  // Whether a test() now may succeed (triggered): test()'s first check on
+  // its own, for a caller that keeps the rest of test() out of line.
+  bool triggered() const noexcept {
+    return published_.load(std::memory_order_acquire) == threshold_;
+  }
 
   // Records one signal carrying r (returned verbatim by test/wait).
   void signal(const LCI_request_t& r) noexcept {
@@ -82,6 +87,18 @@ class comp_sync : public comp_base {
   // If triggered: copies the k requests in ticket order to out[0..k-1]
   // (drops them if out == nullptr), resets, returns true. Otherwise returns
   // false and writes nothing.
+  // test() of a synchronizer of threshold 1 (`out` not null): one slot,
+  // no loop and no ticket.
+  bool test_one(LCI_request_t* out) noexcept {
+    int p = published_.load(std::memory_order_acquire);
+    if (p != 1) return false;
+    if (!published_.compare_exchange_strong(p, consuming, std::memory_order_acquire,
+                                            std::memory_order_relaxed))
+      return false;
+    *out = slots_[0];
+    published_.store(0, std::memory_order_release);
+    return true;
+  }
   bool test(LCI_request_t* out) noexcept {
     int p = published_.load(std::memory_order_acquire);
     if (p != threshold_) return false;

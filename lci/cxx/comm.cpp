@@ -202,10 +202,6 @@ status_t push_backlog(device_impl_t* d, const comm_args& a, bool reported_done) 
   return status_t(reported_done ? errorcode_t::done_backlog : errorcode_t::posted_backlog);
 }
 
-namespace {
-
-// Posts the operations of the backlog again, oldest first, until one is
-// refused. True if any left it.
 bool drain_backlog(device_impl_t* d) {
   if (!d->backlog_lock.try_lock()) return false;
   bool did = false;
@@ -224,17 +220,6 @@ bool drain_backlog(device_impl_t* d) {
     did = true;
   }
   d->backlog_lock.unlock();
-  return did;
-}
-
-}  // namespace
-
-bool progress_device(device_impl_t* d) {
-  bool did = d->core->progress();
-  if (__builtin_expect(d->backlog_size.load(std::memory_order_acquire) != 0, 0))
-    did = drain_backlog(d) || did;
-  if (__builtin_expect(g_graph_retries.load(std::memory_order_relaxed) != 0, 0))
-    did = progress_graphs() || did;
   return did;
 }
 
@@ -308,6 +293,114 @@ status_t post_comm(const comm_args& a) {
   }
   if (may_retry) return status_t(retry_code(st));
   return push_backlog(d, a, eager_out && report_done);
+}
+
+// ---- the plain entries ------------------------------------------------------------
+//
+// post_send_plain and post_recv_plain (lci.hpp) are post_comm for the
+// arguments every posting has: no comm_args is built and checked field by
+// field. Each entry tests what it cannot take in a handful of compares; on
+// any of them (an argument post_comm would reject, a failed peer, a backlog
+// to wait behind, a completion object that names none, a send beyond the
+// eager size or one reported posted) it hands the call to post_comm through
+// post_plain_slow, which builds the comm_args and so gives the same errors,
+// states and backlog as the generic path.
+
+namespace {
+
+comm_args plain_args(comm_kind kind, device_impl_t* device, int rank, void* buffer, size_t size,
+                     tag_t tag, comp_impl_t* comp, void* user_context, unsigned allow) {
+  comm_args a(kind, kind == comm_kind::send ? direction_t::OUT : direction_t::IN, rank, buffer,
+              size, comp_t(static_cast<void*>(comp)));
+  a.device = device_t(static_cast<void*>(device));
+  a.tag = tag;
+  a.user_context = user_context;
+  a.allow_done = (allow & allow_done_bit) != 0;
+  a.allow_retry = (allow & allow_retry_bit) != 0;
+  return a;
+}
+
+[[gnu::noinline, gnu::cold]] status_t post_plain_slow(comm_kind kind, device_impl_t* device,
+                                                        int rank, void* buffer, size_t size,
+                                                        tag_t tag, comp_impl_t* comp,
+                                                        void* user_context, unsigned allow) {
+  return post_comm(plain_args(kind, device, rank, buffer, size, tag, comp, user_context, allow));
+}
+
+// The device and its default endpoint, or nullptr (the slow path reports
+// why: post_comm wants the global runtime even when a device is given).
+[[gnu::always_inline]] inline endpoint_impl_t* plain_endpoint(device_impl_t*& d) {
+  if (d == nullptr) {
+    d = g_default_device;
+    if (__builtin_expect(d == nullptr, 0)) return nullptr;
+  } else if (__builtin_expect(g_default_runtime == nullptr, 0)) {
+    return nullptr;
+  }
+  return d->default_endpoint;
+}
+
+}  // namespace
+
+errorcode_t post_send_plain(device_impl_t* device, int rank, void* buffer, size_t size,
+                            tag_t tag, comp_impl_t* comp, void* user_context, unsigned allow) {
+  device_impl_t* d = device;
+  endpoint_impl_t* e = plain_endpoint(d);
+  // Taken here: an eager send reported done (lci.hpp calls this entry only
+  // with allow_done) or refused (allow_retry) with a completion object, to
+  // a valid rank and tag, with nothing in the backlog. (With allow_retry
+  // false post_comm takes it: nothing stays live across the send then.)
+  if (__builtin_expect(e == nullptr || !(allow & allow_retry_bit) ||
+                           static_cast<unsigned>(rank) >=
+                               static_cast<unsigned>(LCI_NUM_PROCESSES) ||
+                           tag > 0xffffu || reinterpret_cast<uintptr_t>(comp) <= 1 ||
+                           size > static_cast<size_t>(LCI_MEDIUM_SIZE) ||
+                           (size && buffer == nullptr) || peer_refused(rank) ||
+                           d->backlog_size.load(std::memory_order_acquire) != 0,
+                       0))
+    return post_plain_slow(comm_kind::send, device, rank, buffer, size, tag, comp, user_context,
+                           allow | allow_done_bit)
+        .error.errorcode;
+  const post_status st = send_eager(e->by_policy[3], msg_kind::medium, buffer, size, rank,
+                                    static_cast<uint32_t>(tag), nullptr, nullptr);
+  if (__builtin_expect(st == post_status::ok, 1)) return errorcode_t::done;
+  return retry_code(st);
+}
+
+status_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t size, tag_t tag,
+                         comp_impl_t* comp, void* user_context, unsigned allow) {
+  device_impl_t* d = device;
+  endpoint_impl_t* e = plain_endpoint(d);
+  const bool any_source = rank == ANY_SOURCE;
+  const bool any_tag = tag == ANY_TAG;
+  // A receive never waits behind the backlog (post_comm).
+  if (__builtin_expect(e == nullptr ||
+                           (static_cast<unsigned>(rank) >=
+                                static_cast<unsigned>(LCI_NUM_PROCESSES) && !any_source) ||
+                           (tag > 0xffffu && !any_tag) ||
+                           reinterpret_cast<uintptr_t>(comp) <= 1 ||
+                           (size && buffer == nullptr) || (!any_source && peer_refused(rank)),
+                       0))
+    return post_plain_slow(comm_kind::recv, device, rank, buffer, size, tag, comp, user_context,
+                           allow);
+  // policy_endpoint's key: rank_tag, less what the receive leaves open.
+  lci::endpoint* ep = e->by_policy[3u & ~(any_source ? 1u : 0u) & ~(any_tag ? 2u : 0u)];
+  const uint64_t key = recv_key(ep, any_source ? LCI_RANK_ANY : rank,
+                                static_cast<uint32_t>(tag) & 0xffffu);
+  const bool long_recv = size > static_cast<size_t>(LCI_MEDIUM_SIZE);
+  LCI_comp_t core = static_cast<LCI_comp_t>(comp->core_);
+  if (allow & allow_done_bit) {
+    LCI_request_t r;
+    if (post_recv_or_done(ep, key, buffer, size, core, user_context, LCI_SEGMENT_ALL, long_recv,
+                          &r)) {
+      status_t s = to_status(r, false);
+      s.error = errorcode_t::done;
+      return s;
+    }
+  } else {
+    post_recv_keyed(ep, key, buffer, size, false, core, user_context, LCI_SEGMENT_ALL, nullptr,
+                    true, long_recv);
+  }
+  return status_t(errorcode_t::posted);
 }
 
 }  // namespace detail

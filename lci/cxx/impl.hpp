@@ -124,6 +124,12 @@ class runtime_impl_t {
   std::atomic<allocator_base_t*> allocator{&g_allocator_default};
 };
 
+// The global runtime (g_runtime_init), nullptr while there is none, and
+// its default device (nullptr if none): what an operation without a
+// device argument uses.
+extern runtime_impl_t* g_default_runtime;
+extern device_impl_t* g_default_device;
+
 // The runtime an operation's `runtime` argument names (the global one when
 // empty); throws when there is none.
 runtime_impl_t* runtime_of(runtime_t rt);
@@ -146,10 +152,6 @@ LCI_request_t to_request(const status_t& s);
 // completion handle at an LCI 2 endpoint.
 bool lookup_rcomp(uint64_t handle, LCI_comp_t* out, comp_ref* ref);
 
-// Progress of one device: the core's, the backlog, then the graphs' retried
-// nodes (while g_graph_retries is not 0).
-bool progress_device(device_impl_t* d);
-
 // Graphs with nodes whose fn returned retry (graph.cpp): how many are
 // waiting, and the call that runs those nodes again (true if any ran).
 extern std::atomic<size_t> g_graph_retries;
@@ -157,6 +159,22 @@ bool progress_graphs();
 // free_comp of a graph (true), which the graph's last reference deletes;
 // false if `c` is not a graph.
 bool release_graph(comp_impl_t* c);
+
+// Posts the operations of d's backlog again, oldest first, until one is
+// refused. True if any left it.
+bool drain_backlog(device_impl_t* d);
+
+// Progress of one device: the core's, the backlog, then the graphs' retried
+// nodes (while g_graph_retries is not 0). Inline: progress_x and every wait
+// loop of the LCI 2 interface run it once per poll.
+[[gnu::always_inline]] inline bool progress_device(device_impl_t* d) {
+  bool did = d->core->progress();
+  if (__builtin_expect(d->backlog_size.load(std::memory_order_acquire) != 0, 0))
+    did = drain_backlog(d) || did;
+  if (__builtin_expect(g_graph_retries.load(std::memory_order_relaxed) != 0, 0))
+    did = progress_graphs() || did;
+  return did;
+}
 // Takes `a` into d's backlog (copying an eager payload); the status to
 // return for it.
 status_t push_backlog(device_impl_t* d, const detail::comm_args& a, bool eager);

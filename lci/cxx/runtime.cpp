@@ -106,13 +106,22 @@ endpoint_attr_t attr_of(const endpoint_impl_t* p) { return p->attr; }
 
 // ---- the process -------------------------------------------------------------------
 
+runtime_impl_t* g_default_runtime = nullptr;
+device_impl_t* g_default_device = nullptr;
+
+namespace {
+// g_default_device follows the global runtime's default device.
+void sync_default_device() {
+  g_default_device = g_default_runtime ? g_default_runtime->default_device : nullptr;
+}
+}  // namespace
+
 namespace {
 
 std::mutex g_global_mutex;
 int g_global_refs = 0;
 bootstrap::bootstrap* g_boot = nullptr;
 global_attr_t* g_default_attr = nullptr;
-runtime_impl_t* g_default_runtime = nullptr;
 
 // The compiled-in defaults: an attribute a program leaves at its default
 // lets the core's own setting (environment, docs/configuration.md) decide.
@@ -375,6 +384,7 @@ runtime_t alloc_runtime(const runtime_args& a, bool global) {
     da.runtime = runtime_t(static_cast<void*>(rt));
     rt->default_device = detail::alloc_device(da).p_impl;
   }
+  sync_default_device();
   return runtime_t(static_cast<void*>(rt));
 }
 
@@ -390,10 +400,12 @@ void free_runtime(runtime_t* runtime, bool global) {
     destroy_device(d);
   }
   rt->default_device = nullptr;
+  sync_default_device();
   delete rt->default_packet_pool;
   delete rt->default_matching_engine;
   delete rt->default_net_context;
   if (g_default_runtime == rt) g_default_runtime = nullptr;
+  sync_default_device();
   delete rt;
   if (runtime) *runtime = runtime_t();
   core_release();
@@ -446,6 +458,7 @@ void free_device(device_t* device, runtime_t runtime) {
       break;
     }
   if (rt->default_device == d) rt->default_device = nullptr;
+  sync_default_device();
   for (packet_pool_impl_t* pool : {rt->default_packet_pool})
     if (pool && pool->device == d) pool->device = rt->devices.empty() ? nullptr : rt->devices[0];
   destroy_device(d);
@@ -669,9 +682,43 @@ rmr_t get_rmr(mr_t mr, runtime_t) {
 
 // ---- progress ----------------------------------------------------------------------------------
 
-error_t progress(device_t device, endpoint_t, runtime_t runtime) {
+namespace {
+
+[[gnu::noinline, gnu::cold]] error_t progress_slow(device_t device, runtime_t runtime) {
   return progress_device(device_of(device, runtime_of(runtime))) ? errorcode_t::done
                                                                   : errorcode_t::retry;
+}
+
+}  // namespace
+
+// Run once per poll of every wait loop: the usual call (the global
+// runtime's default device, no backlog) is the core's idle check plus a
+// few loads, with no frame of its own.
+error_t progress(device_t device, endpoint_t, runtime_t runtime) {
+  device_impl_t* d = device.p_impl;
+  if (d == nullptr) {
+    d = g_default_device;
+    if (__builtin_expect(d == nullptr || runtime.p_impl != nullptr, 0))
+      return progress_slow(device, runtime);
+  } else if (__builtin_expect(runtime.p_impl == nullptr && g_default_runtime == nullptr, 0)) {
+    return progress_slow(device, runtime);  // runtime_of's error
+  }
+  // The backlog and graphs' retried nodes are progress_device's (slow path).
+  if (__builtin_expect(d->backlog_size.load(std::memory_order_acquire) != 0 ||
+                           g_graph_retries.load(std::memory_order_relaxed) != 0,
+                       0))
+    return progress_slow(device_t(static_cast<void*>(d)), runtime);
+  return d->core->progress() ? errorcode_t::done : errorcode_t::retry;
+}
+
+error_t progress_default() {
+  device_impl_t* d = g_default_device;
+  if (__builtin_expect(d == nullptr, 0) ||
+      __builtin_expect(d->backlog_size.load(std::memory_order_acquire) != 0 ||
+                           g_graph_retries.load(std::memory_order_relaxed) != 0,
+                       0))
+    return progress_slow(device_t(static_cast<void*>(d)), runtime_t());
+  return d->core->progress() ? errorcode_t::done : errorcode_t::retry;
 }
 
 error_t test_drained(device_t device, runtime_t runtime) {
