@@ -84,7 +84,7 @@ LCI_error_t check_tag(const char* call, LCI_tag_t tag) {
 LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
                             LCI_port_t port, LCI_comp_t comp, bool required) {
   auto* e = reinterpret_cast<endpoint*>(ep);
-  LCI_comp_type_t type = port == LCI_PORT_COMMAND ? e->cmd_comp_type : e->msg_comp_type;
+  const port_comp_type_t type = port == LCI_PORT_COMMAND ? e->cmd_comp_type : e->msg_comp_type;
   const char* port_name = port == LCI_PORT_COMMAND ? "command" : "message";
   if (type == LCI_COMPLETION_NONE) return LCI_OK;
   if (!comp) {

@@ -199,7 +199,7 @@ LCI_error_t LCI_plist_get(LCI_endpoint_t ep, LCI_plist_t* plist_ptr) noexcept tr
 }
 
 namespace {
-const char* comp_type_name(LCI_comp_type_t t) {
+const char* comp_type_name(port_comp_type_t t) {
   switch (t) {
     case LCI_COMPLETION_NONE: return "none";
     case LCI_COMPLETION_QUEUE: return "queue";

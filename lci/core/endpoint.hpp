@@ -24,9 +24,13 @@ struct comp_ref;
 // LCI 2 interface's rcomp registry); nullptr: the completion registry.
 using comp_lookup_fn = bool (*)(uint64_t handle, LCI_comp_t* out, comp_ref* ref);
 
-// Completion-object type of an endpoint that accepts any kind (the LCI 2
-// interface's endpoints); never the type of an object.
-inline constexpr LCI_comp_type_t comp_type_any = static_cast<LCI_comp_type_t>(0x41);
+// The completion-object type of an endpoint's port: an LCI_comp_type_t, or
+// comp_type_any, for an endpoint that accepts any kind (the LCI 2
+// interface's endpoints; never the type of an object). An int, not the
+// enum: 0x41 is outside LCI_comp_type_t's values (0..3), and an enum
+// object holding it is undefined behaviour (UBSan's "load of value 65").
+using port_comp_type_t = int;
+inline constexpr port_comp_type_t comp_type_any = 0x41;
 
 inline constexpr uint32_t endpoint_magic = 0x4c434945u;
 // Per-peer counters. The first `owned_rows` threads that count (process-wide)
@@ -101,8 +105,8 @@ struct endpoint {
   uint32_t index = 0;
   device* dev = nullptr;
   LCI_match_t match_type = LCI_MATCH_RANKTAG;
-  LCI_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;
-  LCI_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
+  port_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;
+  port_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
   LCI_comp_t default_comp = nullptr;
   // The matching key's parts: the rank (else any rank) and the tag bits
   // (0: any tag). LCI_MATCH_TAG endpoints ignore the rank.

@@ -29,8 +29,8 @@ inline constexpr uint32_t plist_magic = 0x4c434950u;
 struct plist {
   uint32_t magic = plist_magic;
   LCI_match_t match_type = LCI_MATCH_RANKTAG;
-  LCI_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;
-  LCI_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
+  port_comp_type_t cmd_comp_type = LCI_COMPLETION_QUEUE;  // endpoint.hpp
+  port_comp_type_t msg_comp_type = LCI_COMPLETION_QUEUE;
   LCI_comp_t default_comp = nullptr;
   // Set by LCI_plist_set_default_comp. Debug builds check an explicit
   // default against the message-port type; the implicit LCI_UR_CQ is not

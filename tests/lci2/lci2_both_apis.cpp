@@ -20,11 +20,10 @@ bool c_first(const char* var) {
 void c_traffic(LCI_tag_t tag) {
   std::vector<char> sbuf(500), rbuf(500);
   fill(sbuf.data(), sbuf.size(), seed_of(static_cast<uint32_t>(LCI_RANK), tag, 1));
-  LCI_comp_t sync;
-  REQUIRE(LCI_sync_create(LCI_UR_DEVICE, 1, &sync) == LCI_OK);
+  // LCI_UR_ENDPOINT's message port signals a queue: LCI_UR_CQ.
   LCI_mbuffer_t r{rbuf.data(), rbuf.size()};
   REQUIRE(LCI_recvm(LCI_UR_ENDPOINT, r, (LCI_RANK + LCI_NUM_PROCESSES - 1) % LCI_NUM_PROCESSES,
-                    tag, sync, nullptr) == LCI_OK);
+                    tag, LCI_UR_CQ, nullptr) == LCI_OK);
   LCI_mbuffer_t m{sbuf.data(), sbuf.size()};
   lci_test::deadline d(k_wait_s);
   while (LCI_sendm(LCI_UR_ENDPOINT, m, (LCI_RANK + 1) % LCI_NUM_PROCESSES, tag) == LCI_ERR_RETRY) {
@@ -32,7 +31,7 @@ void c_traffic(LCI_tag_t tag) {
     if (d.passed()) fatal("LCI_sendm refused for too long");
   }
   LCI_request_t req;
-  while (LCI_sync_test(sync, &req) != LCI_OK) {
+  while (LCI_queue_pop(LCI_UR_CQ, &req) != LCI_OK) {
     LCI_progress(LCI_UR_DEVICE);
     if (d.passed()) fatal("timed out waiting for an LCI_recvm");
   }
@@ -41,7 +40,6 @@ void c_traffic(LCI_tag_t tag) {
   CHECK(req.data.mbuffer.length == rbuf.size());
   CHECK(mismatch(rbuf.data(), rbuf.size(),
                  seed_of(static_cast<uint32_t>(req.rank), tag, 1)) == SIZE_MAX);
-  LCI_sync_free(&sync);
 }
 
 // One eager and one rendezvous message each way through lci.hpp.
