@@ -103,7 +103,7 @@ LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep
   return LCI_OK;
 }
 
-LCI_error_t check_plist_default_comp(const char* call, LCI_comp_type_t msg_type,
+LCI_error_t check_plist_default_comp(const char* call, port_comp_type_t msg_type,
                                      LCI_comp_t comp) {
   if (msg_type == LCI_COMPLETION_NONE) return LCI_OK;
   handle_kind k;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "lci.h"
+#include "lci/core/endpoint.hpp"  // port_comp_type_t
 #include "lci/core/handles.hpp"
 
 namespace lci::debug {
@@ -33,7 +34,7 @@ LCI_error_t check_tag(const char* call, LCI_tag_t tag);
 LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
                             LCI_port_t port, LCI_comp_t comp, bool required);
 // A plist's default completion object against its message-port type.
-LCI_error_t check_plist_default_comp(const char* call, LCI_comp_type_t msg_type, LCI_comp_t comp);
+LCI_error_t check_plist_default_comp(const char* call, port_comp_type_t msg_type, LCI_comp_t comp);
 LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer);
 // A local long buffer: its segment (if not LCI_SEGMENT_ALL) is live, local,
 // registered on the device of `ep` (when given), and covers the buffer;
