@@ -173,7 +173,9 @@ struct allocator_base_t {
   virtual void deallocate(void* ptr) = 0;
   virtual ~allocator_base_t() = default;
 };
-struct allocator_default_t : allocator_base_t {
+// Exported whole (type information and virtual table), like comp_impl_t:
+// a program may derive from it.
+struct LCI_CXX_API allocator_default_t : allocator_base_t {
   LCI_CXX_API void* allocate(size_t size) override;
   LCI_CXX_API void deallocate(void* ptr) override;
 };
@@ -464,7 +466,8 @@ struct status_t {
 // are made by alloc_*; a program may derive its own from comp_impl_t,
 // override signal(), and pass `comp_t(new mine(...))`: LCI then calls its
 // signal() once per completion and never deletes it. Exported whole: a
-// program's subclass (and -fsanitize=vptr) needs its vtable and typeinfo.
+// program's subclass (and -fsanitize=vptr) needs its type information and
+// virtual table, which live in the library (the destructor is the key function).
 class LCI_CXX_API comp_impl_t {
  public:
   using attr_t = comp_attr_t;
