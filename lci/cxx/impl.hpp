@@ -89,6 +89,9 @@ class endpoint_impl_t {
   endpoint_attr_t attr{};
   device_impl_t* device = nullptr;
   lci::endpoint* by_policy[4] = {};  // matching_policy_t none, rank_only, tag_only, rank_tag
+  // Whether by_policy are this endpoint's own (the collectives' endpoint);
+  // a program's endpoints use the runtime's shared ones (runtime_impl_t).
+  bool owns = false;
 };
 
 class device_impl_t {
@@ -122,6 +125,15 @@ class runtime_impl_t {
   net_context_impl_t* default_net_context = nullptr;
   std::vector<device_impl_t*> devices;
   std::atomic<allocator_base_t*> allocator{&g_allocator_default};
+  // As in LCI 2, a runtime matches sends and receives in one place,
+  // whatever device or endpoint they were posted on: its devices share one
+  // core device and one core endpoint per matching policy, which every
+  // endpoint of the runtime uses (the devices count their users).
+  struct shared_core {
+    lci::device* core = nullptr;
+    lci::endpoint* by_policy[4] = {};
+    int devices = 0;
+  } shared;
 };
 
 // The global runtime (g_runtime_init), nullptr while there is none, and

@@ -299,19 +299,27 @@ endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_con
     p.lookup_comp = &lookup_rcomp;
     e->by_policy[policy] = endpoint_create(d->core, p);
   }
+  e->owns = true;
   return e;
 }
 
+// A program's endpoint: the runtime's shared core endpoints, so that what
+// is sent from any endpoint matches a receive posted at any other.
 endpoint_impl_t* make_endpoint(device_impl_t* d, const char* name, void* user_context) {
-  endpoint_impl_t* e =
-      new_endpoint(d, name, user_context, static_cast<int>(d->endpoints.size()), 0xfu);
+  auto* e = new endpoint_impl_t;
+  e->device = d;
+  e->attr.uid = static_cast<int>(d->endpoints.size());
+  e->attr.name = name ? name : DEFAULT_NAME;
+  e->attr.user_context = user_context;
+  for (int policy = 0; policy < 4; ++policy) e->by_policy[policy] = d->rt->shared.by_policy[policy];
   d->endpoints.push_back(e);
   return e;
 }
 
 void free_endpoint_impl(endpoint_impl_t* e) {
-  for (lci::endpoint* ep : e->by_policy)
-    if (ep) endpoint_destroy(ep);
+  if (e->owns)
+    for (lci::endpoint* ep : e->by_policy)
+      if (ep) endpoint_destroy(ep);
   delete e;
 }
 
@@ -322,7 +330,15 @@ void destroy_device(device_impl_t* d) {
   d->endpoints.clear();
   free_endpoint_impl(d->coll_endpoint);
   d->coll_endpoint = nullptr;
-  device_destroy(d->core);
+  runtime_impl_t::shared_core& s = d->rt->shared;
+  if (--s.devices == 0) {
+    for (lci::endpoint*& ep : s.by_policy) {
+      if (ep) endpoint_destroy(ep);
+      ep = nullptr;
+    }
+    device_destroy(s.core);
+    s.core = nullptr;
+  }
   delete d;
 }
 
@@ -438,8 +454,20 @@ device_t alloc_device(const device_args& a) {
   const size_t npackets = pool ? pool->attr.npackets : defaults.npackets;
   if (npackets != builtin.npackets) opt.npackets = npackets;
   if (at.net_max_recvs != builtin.net_max_recvs) opt.max_recvs = at.net_max_recvs;
-  d->core = device_create(opt);
-  at.uid = d->core->group_index;
+  runtime_impl_t::shared_core& s = rt->shared;
+  if (s.core == nullptr) {
+    // The runtime's first device: the core device and the shared matching
+    // endpoints (collective: every rank makes them in the same order).
+    s.core = device_create(opt);
+    d->core = s.core;
+    endpoint_impl_t* shared = new_endpoint(d, nullptr, nullptr, -1, 0xfu);
+    for (int policy = 0; policy < 4; ++policy) s.by_policy[policy] = shared->by_policy[policy];
+    shared->owns = false;  // the runtime's now
+    delete shared;
+  }
+  d->core = s.core;
+  ++s.devices;
+  at.uid = static_cast<int>(rt->devices.size());
   rt->devices.push_back(d);
   if (pool && pool->device == nullptr) pool->device = d;
   if (at.alloc_default_endpoint) d->default_endpoint = make_endpoint(d, nullptr, nullptr);
