@@ -518,6 +518,9 @@ class native_device final {
         }
         break;
       }
+      // A cell published after this poll began was caused by a post made
+      // since (another process in between): acquire again for it.
+      net::annotate_poll(this);
       const cell_fields f = read_fields(c);
       if (__builtin_expect(f.kind == static_cast<uint8_t>(cell_kind::message) && f.flags == 0 &&
                                static_cast<uint32_t>(f.src) < is_local_.size() &&
