@@ -260,12 +260,4 @@ TEST_CASE("a upacket as the send buffer: LCI takes it over and returns it to the
   lci::free_comp(&cq);
 }
 
-int main(int argc, char** argv) {
-  lci::g_runtime_init();
-  control_init();
-  const int rc = run_doctest(argc, argv);
-  barrier();
-  control_fina();
-  lci::g_runtime_fina();
-  return rc;
-}
+int main(int argc, char** argv) { return run_in_global_runtime(argc, argv); }

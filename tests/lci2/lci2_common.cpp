@@ -155,4 +155,14 @@ int run_doctest(int argc, char** argv) {
   return rc == 0 ? 0 : 1;
 }
 
+int run_in_global_runtime(int argc, char** argv) {
+  lci::g_runtime_init();
+  control_init();
+  const int rc = run_doctest(argc, argv);
+  barrier();
+  control_fina();
+  lci::g_runtime_fina();
+  return rc;
+}
+
 }  // namespace lci2_test

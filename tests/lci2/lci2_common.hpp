@@ -97,5 +97,8 @@ void handler_record(lci::status_t s);
 
 // doctest's run with the program's arguments; 0 or 1.
 int run_doctest(int argc, char** argv);
+// The main of a program whose cases run in the global runtime: g_runtime_init,
+// the control channel, doctest, a barrier, then the teardown in reverse.
+int run_in_global_runtime(int argc, char** argv);
 
 }  // namespace lci2_test

@@ -173,12 +173,4 @@ TEST_CASE("post_get, with and without a remote completion; a registered local bu
   free_window(w);
 }
 
-int main(int argc, char** argv) {
-  lci::g_runtime_init();
-  control_init();
-  const int rc = run_doctest(argc, argv);
-  barrier();
-  control_fina();
-  lci::g_runtime_fina();
-  return rc;
-}
+int main(int argc, char** argv) { return run_in_global_runtime(argc, argv); }

@@ -485,12 +485,4 @@ TEST_CASE("many messages with many tags in flight, received out of order") {
   barrier();
 }
 
-int main(int argc, char** argv) {
-  lci::g_runtime_init();
-  control_init();
-  const int rc = run_doctest(argc, argv);
-  barrier();
-  control_fina();
-  lci::g_runtime_fina();
-  return rc;
-}
+int main(int argc, char** argv) { return run_in_global_runtime(argc, argv); }
