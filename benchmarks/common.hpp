@@ -20,7 +20,9 @@
 // Only the caller decides which rank prints.
 #pragma once
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +46,65 @@ inline double now_s() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
+// The settle channel of the ping-pong programs (--settle): one counter in
+// a shared-memory file of the two ranks of one host (named after their
+// common parent, the launcher), which rank 1 bumps after each reply it
+// sends. Rank 0 waits for it in uncounted_settle, outside any library
+// call, before it polls for the reply: its first poll then finds the reply,
+// and callgrind, which leaves uncounted_settle out of the count (compare
+// instructions --settle), counts the library's work per round trip without
+// the idle polls whose number depends on how the ranks were scheduled.
+class settle_channel {
+ public:
+  settle_channel() = default;
+  settle_channel(const settle_channel&) = delete;
+  settle_channel& operator=(const settle_channel&) = delete;
+  ~settle_channel() {
+    if (counter_) munmap(counter_, sizeof(*counter_));
+    if (!name_.empty()) shm_unlink(name_.c_str());
+  }
+  // Opens the channel (both ranks; the file is created by whichever comes
+  // first and starts at zero). Exits with a message when it cannot.
+  void open() {
+    name_ = "/lci-bench-settle-" + std::to_string(static_cast<long>(getppid()));
+    const int fd = shm_open(name_.c_str(), O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || ftruncate(fd, sizeof(*counter_)) != 0) fail("shm_open/ftruncate");
+    void* p = mmap(nullptr, sizeof(*counter_), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) fail("mmap");
+    counter_ = static_cast<std::atomic<uint64_t>*>(p);
+  }
+  bool is_open() const { return counter_ != nullptr; }
+  // Rank 1: reply n (from 1) has been sent.
+  void replied(uint64_t n) {
+    if (counter_) counter_->store(n, std::memory_order_release);
+  }
+  std::atomic<uint64_t>* counter() { return counter_; }
+
+ private:
+  [[noreturn]] static void fail(const char* what) {
+    std::fprintf(stderr, "benchmark: --settle: %s failed: %s\n", what, std::strerror(errno));
+    std::exit(2);
+  }
+  std::string name_;
+  std::atomic<uint64_t>* counter_ = nullptr;
+};
+
+// Rank 0: waits until rank 1 has sent reply n (at most timeout_s seconds).
+// Its name is the one callgrind's --toggle-collect leaves out of the count:
+// keep it out of line and keep the name.
+[[gnu::noinline]] inline void uncounted_settle(settle_channel& ch, uint64_t n, double timeout_s) {
+  if (!ch.is_open()) return;
+  const double deadline = now_s() + timeout_s;
+  for (unsigned k = 1; ch.counter()->load(std::memory_order_acquire) < n; ++k) {
+    if ((k & 1023) == 0 && now_s() > deadline) {
+      std::fprintf(stderr, "benchmark: timed out after %.1f s waiting for reply %llu (--settle)\n",
+                   timeout_s, static_cast<unsigned long long>(n));
+      std::_Exit(3);
+    }
+  }
+}
+
 // ---- options ------------------------------------------------------------------
 
 struct options {
@@ -57,6 +118,9 @@ struct options {
   double max_time_s = 0.5;
   bool median = true;  // --stat median|mean
   double timeout_s = 30.0;
+  // Ping-pong: rank 0 polls for each reply only once rank 1 has sent it
+  // (settle_channel).
+  bool settle = false;
 };
 
 // A program-specific option. `arg` is nullptr for a flag without a value.
@@ -126,6 +190,9 @@ inline void print_usage(FILE* f, const char* program, const char* description, c
        d.median ? "per-batch median (default) or overall mean"
                 : "per-batch median or overall mean (default)");
   line("--timeout", "SECONDS", "abort if a single wait exceeds this" + def(d.timeout_s));
+  line("--settle", nullptr,
+       "ping-pong on one host: rank 0 polls for each reply only once rank 1 has sent it "
+       "(instruction counts without idle polls)");
   for (const extra_option& o : extra) line(o.name, o.arg, o.help);
 }
 
@@ -194,6 +261,8 @@ inline void parse_options(int argc, char** argv, const char* description, option
     } else if (flag == "--timeout") {
       const char* v = value();
       if (!detail::parse_double(v, 0.001, 86400.0, &opts.timeout_s)) bad(v, "seconds");
+    } else if (flag == "--settle") {
+      opts.settle = true;
     } else if (flag == "--csv") {
       opts.csv = true;
     } else if (flag == "--pin") {

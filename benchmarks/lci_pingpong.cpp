@@ -40,6 +40,10 @@
 
 namespace {
 
+// --settle (bench::settle_channel): the replies rank 1 has sent.
+bench::settle_channel g_settle;
+uint64_t g_replies = 0;
+
 constexpr LCI_tag_t tag_short = 1;
 constexpr LCI_tag_t tag_medium = 2;
 constexpr LCI_tag_t tag_ack = 3;
@@ -227,6 +231,7 @@ result pingpong_loop(context& c, PostRecv&& post_recv, Send&& send, Mark&& mark,
       mark(last);
       post_recv();
       send();
+      bench::uncounted_settle(g_settle, ++g_replies, opt.timeout_s);
       c.comps->wait_one(opt.timeout_s);
       if (last) break;
     } else {
@@ -234,6 +239,7 @@ result pingpong_loop(context& c, PostRecv&& post_recv, Send&& send, Mark&& mark,
       const bool last = is_marked();
       if (!last) post_recv();
       send();
+      g_settle.replied(++g_replies);
       if (last) break;
     }
   }
@@ -551,6 +557,7 @@ int main(int argc, char** argv) {
   bench::options opt;
   settings s;
   parse_command_line(argc, argv, opt, s);
+  if (opt.settle) g_settle.open();
 
   check(LCI_initialize(), "LCI_initialize");
   if (LCI_NUM_PROCESSES != 2) {

@@ -32,6 +32,10 @@
 
 namespace {
 
+// --settle (bench::settle_channel): the replies rank 1 has sent.
+bench::settle_channel g_settle;
+uint64_t g_replies = 0;
+
 lci::bootstrap::bootstrap* g_boot = nullptr;
 bool g_rate_backoff = std::getenv("OFI_RATE_BACKOFF") != nullptr;
 
@@ -171,12 +175,14 @@ __attribute__((noinline)) result pingpong(rdm_endpoint& ep, int rank, size_t siz
     if (rank == 0) {
       const bool last = loop.next_is_last(i);
       ep.send(peer, size, header | (last ? stop_bit : 0), opt.timeout_s);
+      bench::uncounted_settle(g_settle, ++g_replies, opt.timeout_s);
       ep.wait_recvs(++expect, opt.timeout_s);
       if (last) break;
     } else {
       ep.wait_recvs(++expect, opt.timeout_s);
       const bool last = ep.take_stop();
       ep.send(peer, size, header, opt.timeout_s);
+      g_settle.replied(++g_replies);
       if (last) break;
     }
   }
@@ -352,6 +358,7 @@ int main(int argc, char** argv) {
       opt, extra);
   const bool max_size_given = opt.max_size != 0;
   if (opt.max_size == 0) opt.max_size = medium_size;
+  if (opt.settle) g_settle.open();
 
   std::unique_ptr<lci::bootstrap::bootstrap> boot = lci::bootstrap::open();
   g_boot = boot.get();

@@ -24,8 +24,15 @@ and
 so start-up and tear-down cancel; with --reps R every program is measured
 R times (every other repetition in reverse order) and the median of its R
 figures is reported. Rank 0's count includes its polling
-while it waits for rank 1 (rank 1, native, answers quickly); only the
-ping-pong function is collected (--toggle-collect). Also writes
+while it waits for rank 1 (rank 1, native, answers quickly, but on a busy
+machine rank 0 may poll tens of times per round trip); only the
+ping-pong function is collected (--toggle-collect). With --settle rank 0
+waits after each send, in a function callgrind leaves out
+(bench::uncounted_settle), until rank 1 has sent its reply (rank 1 bumps a
+counter in shared memory after each send), so that its first poll finds
+the reply: the count is then the library's work per round trip without the
+idle polls, whose number depends on how the two ranks were scheduled; the
+LCI 2 target is judged on this figure. Also writes
 `callgrind_annotate` of the N2 runs (the top functions by Ir) to --out.
 
 Environment: FI_PROVIDER (default shm); LCI_SHM (default 0: LCI over the
@@ -57,6 +64,9 @@ def build_parser():
     ap.add_argument("--out", default="callgrind-out",
                     help="where the callgrind files and annotations go (default callgrind-out)")
     ap.add_argument("--top", type=int, default=15, help="functions shown per annotation (default 15)")
+    ap.add_argument("--settle", action="store_true",
+                    help="rank 0 polls for each reply only once rank 1 has sent it (it waits "
+                         "for that outside the count): the count leaves out idle polling")
     return ap
 
 
@@ -71,6 +81,8 @@ def count(a, impl, n, rep, prog, lcrun, wrap, env, out):
     cmd = [lcrun, "-n", "2", "--prefix", wrap, prog, "--only-medium", "--min-size", "8",
            "--max-size", "8", "--iters", str(n), "--warmup", "0", "--max-time", "80000",
            "--timeout", "600", "--csv", "--pin"]
+    if a.settle:
+        cmd.append("--settle")
     print(f"# run: CALLGRIND_TOGGLE='{TOGGLE[impl]}' CALLGRIND_OUT={cg} {' '.join(cmd)}")
     sys.stdout.flush()
     run_env = dict(env, CALLGRIND_TOGGLE=TOGGLE[impl], CALLGRIND_OUT=cg)
@@ -129,7 +141,8 @@ def run(argv):
 
     vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     print(f"# machine: nproc {os.cpu_count()}, {cpu_model()}, load {load()}")
-    print(f"# provider: FI_PROVIDER={env['FI_PROVIDER']}, LCI_SHM={env['LCI_SHM']}; valgrind {vg}")
+    print(f"# provider: FI_PROVIDER={env['FI_PROVIDER']}, LCI_SHM={env['LCI_SHM']}; valgrind {vg}"
+          + ("; --settle" if a.settle else ""))
     sys.stdout.flush()
     figures = {impl: [] for impl in IMPLS}
     for rep, impl in alternating(a.reps, IMPLS):

@@ -158,7 +158,7 @@ def tool_version(cmd):
 RANK0_VALGRIND = """#!/bin/sh
 if [ "${PMI_RANK:-0}" = 0 ]; then
   exec valgrind --tool=callgrind --collect-atstart=no --toggle-collect="$CALLGRIND_TOGGLE" \\
-    --callgrind-out-file="$CALLGRIND_OUT" "$@"
+    --toggle-collect='*uncounted_settle*' --callgrind-out-file="$CALLGRIND_OUT" "$@"
 fi
 exec "$@"
 """

@@ -90,12 +90,18 @@ class comp_sync : public comp_base {
   // test() of a synchronizer of threshold 1 (`out` not null): one slot,
   // no loop and no ticket.
   bool test_one(LCI_request_t* out) noexcept {
+    return test_one_with([out](const LCI_request_t& r) { *out = r; });
+  }
+  // test_one handing the request to take(const LCI_request_t&) in place,
+  // before the synchronizer is reset (take must not signal it).
+  template <class Take>
+  bool test_one_with(Take&& take) noexcept {
     int p = published_.load(std::memory_order_acquire);
     if (p != 1) return false;
     if (!published_.compare_exchange_strong(p, consuming, std::memory_order_acquire,
                                             std::memory_order_relaxed))
       return false;
-    *out = slots_[0];
+    take(static_cast<const LCI_request_t&>(slots_[0]));
     published_.store(0, std::memory_order_release);
     return true;
   }

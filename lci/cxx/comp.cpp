@@ -211,11 +211,10 @@ class sync_impl final : public comp_impl_t {
  private:
   // The usual threshold, 1: one request, no loop.
   [[gnu::noinline]] bool consume_one(status_t* out) {
-    LCI_request_t r;
-    if (!s_.test_one(&r)) return false;
-    const status_t st = status_of(r, attr.zero_copy_am);
-    if (out) *out = st;
-    return true;
+    if (out == nullptr) return s_.test_one_with([](const LCI_request_t&) {});
+    const bool zero_copy_am = attr.zero_copy_am;
+    return s_.test_one_with(
+        [out, zero_copy_am](const LCI_request_t& r) { *out = status_of(r, zero_copy_am); });
   }
   [[gnu::noinline]] bool consume(status_t* out) {
     if (!s_.test(out_.get())) return false;
