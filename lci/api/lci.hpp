@@ -150,6 +150,10 @@ struct net_status_t {
   size_t length;
   net_imm_data_t imm_data;
 };
+// What a network fetch-add or add is atomic with respect to: NONE, not
+// available; HCA, other network atomics only; GLOBAL, also the target
+// process's own atomic instructions on the same word.
+enum class net_atomic_scope_t { NONE = 0, HCA = 1, GLOBAL = 2 };
 
 using tag_t = uint64_t;
 using rcomp_t = uint32_t;
@@ -252,6 +256,7 @@ struct net_context_attr_t {
   attr_ibv_odp_strategy_t ibv_odp_strategy;
   attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;
   bool support_putimm;
+  net_atomic_scope_t atomic_scope;
   const char* name;
   void* user_context;
 };
@@ -386,6 +391,7 @@ class net_context_t {
   LCI_CXX_ATTR_GETTER(attr_ibv_odp_strategy_t, ibv_odp_strategy)
   LCI_CXX_ATTR_GETTER(attr_ibv_prefetch_strategy_t, ibv_prefetch_strategy)
   LCI_CXX_ATTR_GETTER(bool, support_putimm)
+  LCI_CXX_ATTR_GETTER(net_atomic_scope_t, atomic_scope)
   LCI_CXX_ATTR_GETTER(const char*, name)
   LCI_CXX_ATTR_GETTER(void*, user_context)
 };
@@ -1643,6 +1649,280 @@ inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local
 }
 #undef LCI_CXX_COMM_SETTERS
 #undef LCI_CXX_COMM_SETTERS_NO_CALL
+
+// ---- the network layer -------------------------------------------------------------
+//
+// Raw sends, receives, puts, gets and atomics of one device, with their
+// completions reported by net_poll_cq as net_status_t instead of through
+// completion objects. Over this library's core they are an emulation on
+// the device's messages and one-sided operations (docs/lci2.md, "The
+// network layer"): a message of the network layer goes to the receives
+// posted with net_post_recv on the device of the same uid at its target,
+// oldest first, and waits there, in arrival order, while none is posted.
+// A send carries at most get_max_bcopy_size() bytes.
+namespace detail {
+enum class net_kind : uint8_t { recv, sends, send, puts, put, putImms, putImm, get, fetch_add,
+                                add };
+struct net_args {
+  net_kind kind;
+  int rank;
+  void* buffer;
+  size_t size;
+  mr_t mr;
+  uint64_t offset;
+  rmr_t rmr;
+  uint64_t value;
+  uint64_t* result;
+  net_atomic_scope_t required_atomic_scope;
+  runtime_t runtime;
+  device_t device;
+  endpoint_t endpoint;
+  net_imm_data_t imm_data;
+  void* user_context;
+  net_args(net_kind k, int rank_, void* buffer_, size_t size_, mr_t mr_, uint64_t offset_,
+           rmr_t rmr_)
+      : kind(k), rank(rank_), buffer(buffer_), size(size_), mr(mr_), offset(offset_),
+        rmr(rmr_), value(0), result(nullptr),
+        required_atomic_scope(net_atomic_scope_t::GLOBAL), imm_data(0), user_context(nullptr) {}
+};
+LCI_CXX_API error_t post_net(const net_args& a);
+LCI_CXX_API size_t net_poll_cq(size_t max_polls, net_status_t* statuses, device_t device,
+                               runtime_t runtime);
+}  // namespace detail
+
+// Progresses the device once, then takes up to max_polls of its network
+// layer's completions, oldest first, into `statuses` (nullptr: they are
+// discarded). Returns how many it took.
+class net_poll_cq_x {
+ public:
+  net_poll_cq_x(size_t max_polls, net_status_t* statuses)
+      : m_max_polls(max_polls), m_statuses(statuses) {}
+  LCI_CXX_SETTER(net_poll_cq_x, size_t, max_polls)
+  LCI_CXX_SETTER(net_poll_cq_x, net_status_t*, statuses)
+  LCI_CXX_SETTER(net_poll_cq_x, device_t, device)
+  LCI_CXX_RUNTIME_ARG(net_poll_cq_x)
+  size_t call() const { return detail::net_poll_cq(m_max_polls, m_statuses, m_device, m_runtime); }
+  size_t operator()() const { return call(); }
+
+ private:
+  size_t m_max_polls;
+  net_status_t* m_statuses;
+  device_t m_device;
+  runtime_t m_runtime;
+};
+inline size_t net_poll_cq(size_t max_polls, net_status_t* statuses) {
+  return net_poll_cq_x(max_polls, statuses)();
+}
+
+#define LCI_CXX_NET_COMMON(cls)                   \
+  LCI_CXX_ARG_SETTER(cls, runtime_t, runtime)     \
+  LCI_CXX_ARG_SETTER(cls, device_t, device)       \
+  LCI_CXX_ARG_SETTER(cls, void*, user_context)    \
+  error_t call() const { return detail::post_net(a_); } \
+  error_t operator()() const { return call(); }
+#define LCI_CXX_NET_TO_RANK(cls)                  \
+  LCI_CXX_NET_COMMON(cls)                         \
+  LCI_CXX_ARG_SETTER(cls, int, rank)              \
+  LCI_CXX_ARG_SETTER(cls, endpoint_t, endpoint)
+#define LCI_CXX_NET_BUFFER(cls)                   \
+  LCI_CXX_ARG_SETTER(cls, void*, buffer)          \
+  LCI_CXX_ARG_SETTER(cls, size_t, size)
+#define LCI_CXX_NET_REMOTE(cls)                   \
+  LCI_CXX_ARG_SETTER(cls, uint64_t, offset)       \
+  LCI_CXX_ARG_SETTER(cls, rmr_t, rmr)
+
+// A receive buffer for the device's next message (RECV completion).
+class net_post_recv_x {
+ public:
+  net_post_recv_x(void* buffer, size_t size, mr_t mr)
+      : a_(detail::net_kind::recv, -1, buffer, size, mr, 0, rmr_t()) {}
+  LCI_CXX_NET_COMMON(net_post_recv_x)
+  LCI_CXX_NET_BUFFER(net_post_recv_x)
+  LCI_CXX_ARG_SETTER(net_post_recv_x, mr_t, mr)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_recv(void* buffer, size_t size, mr_t mr) {
+  return net_post_recv_x(buffer, size, mr)();
+}
+
+// A send with inject semantics: done in the call, no completion.
+class net_post_sends_x {
+ public:
+  net_post_sends_x(int rank, void* buffer, size_t size)
+      : a_(detail::net_kind::sends, rank, buffer, size, mr_t(), 0, rmr_t()) {}
+  LCI_CXX_NET_TO_RANK(net_post_sends_x)
+  LCI_CXX_NET_BUFFER(net_post_sends_x)
+  LCI_CXX_ARG_SETTER(net_post_sends_x, net_imm_data_t, imm_data)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_sends(int rank, void* buffer, size_t size) {
+  return net_post_sends_x(rank, buffer, size)();
+}
+
+// A send with post semantics: posted, SEND completion.
+class net_post_send_x {
+ public:
+  net_post_send_x(int rank, void* buffer, size_t size, mr_t mr)
+      : a_(detail::net_kind::send, rank, buffer, size, mr, 0, rmr_t()) {}
+  LCI_CXX_NET_TO_RANK(net_post_send_x)
+  LCI_CXX_NET_BUFFER(net_post_send_x)
+  LCI_CXX_ARG_SETTER(net_post_send_x, mr_t, mr)
+  LCI_CXX_ARG_SETTER(net_post_send_x, net_imm_data_t, imm_data)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_send(int rank, void* buffer, size_t size, mr_t mr) {
+  return net_post_send_x(rank, buffer, size, mr)();
+}
+
+// A put with inject semantics: done in the call, no completion.
+class net_post_puts_x {
+ public:
+  net_post_puts_x(int rank, void* buffer, size_t size, uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::puts, rank, buffer, size, mr_t(), offset, rmr) {}
+  LCI_CXX_NET_TO_RANK(net_post_puts_x)
+  LCI_CXX_NET_BUFFER(net_post_puts_x)
+  LCI_CXX_NET_REMOTE(net_post_puts_x)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_puts(int rank, void* buffer, size_t size, uint64_t offset, rmr_t rmr) {
+  return net_post_puts_x(rank, buffer, size, offset, rmr)();
+}
+
+// A put with post semantics: posted, WRITE completion.
+class net_post_put_x {
+ public:
+  net_post_put_x(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::put, rank, buffer, size, mr, offset, rmr) {}
+  LCI_CXX_NET_TO_RANK(net_post_put_x)
+  LCI_CXX_NET_BUFFER(net_post_put_x)
+  LCI_CXX_NET_REMOTE(net_post_put_x)
+  LCI_CXX_ARG_SETTER(net_post_put_x, mr_t, mr)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_put(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset,
+                            rmr_t rmr) {
+  return net_post_put_x(rank, buffer, size, mr, offset, rmr)();
+}
+
+// A put with immediate data and inject semantics: done in the call; the
+// target's net_poll_cq reports REMOTE_WRITE with imm_data.
+class net_post_putImms_x {
+ public:
+  net_post_putImms_x(int rank, void* buffer, size_t size, uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::putImms, rank, buffer, size, mr_t(), offset, rmr) {}
+  LCI_CXX_NET_TO_RANK(net_post_putImms_x)
+  LCI_CXX_NET_BUFFER(net_post_putImms_x)
+  LCI_CXX_NET_REMOTE(net_post_putImms_x)
+  LCI_CXX_ARG_SETTER(net_post_putImms_x, net_imm_data_t, imm_data)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_putImms(int rank, void* buffer, size_t size, uint64_t offset,
+                                rmr_t rmr) {
+  return net_post_putImms_x(rank, buffer, size, offset, rmr)();
+}
+
+// A put with immediate data and post semantics: posted, WRITE completion
+// here and REMOTE_WRITE with imm_data at the target.
+class net_post_putImm_x {
+ public:
+  net_post_putImm_x(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::putImm, rank, buffer, size, mr, offset, rmr) {}
+  LCI_CXX_NET_TO_RANK(net_post_putImm_x)
+  LCI_CXX_NET_BUFFER(net_post_putImm_x)
+  LCI_CXX_NET_REMOTE(net_post_putImm_x)
+  LCI_CXX_ARG_SETTER(net_post_putImm_x, mr_t, mr)
+  LCI_CXX_ARG_SETTER(net_post_putImm_x, net_imm_data_t, imm_data)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_putImm(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset,
+                               rmr_t rmr) {
+  return net_post_putImm_x(rank, buffer, size, mr, offset, rmr)();
+}
+
+// A get with post semantics: posted, READ completion.
+class net_post_get_x {
+ public:
+  net_post_get_x(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::get, rank, buffer, size, mr, offset, rmr) {}
+  LCI_CXX_NET_TO_RANK(net_post_get_x)
+  LCI_CXX_NET_BUFFER(net_post_get_x)
+  LCI_CXX_NET_REMOTE(net_post_get_x)
+  LCI_CXX_ARG_SETTER(net_post_get_x, mr_t, mr)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_get(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset,
+                            rmr_t rmr) {
+  return net_post_get_x(rank, buffer, size, mr, offset, rmr)();
+}
+
+// Adds `value` to the 8-byte-aligned uint64 at rmr.base + offset at `rank`
+// and stores its previous value in *result (8-byte aligned): posted,
+// FETCH_ADD completion. An empty rmr, a misaligned address or a scope the
+// network does not give is refused with errorcode_t::fatal.
+class net_post_fetch_add_x {
+ public:
+  net_post_fetch_add_x(int rank, uint64_t* result, mr_t result_mr, uint64_t value,
+                       uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::fetch_add, rank, result, sizeof(uint64_t), result_mr, offset, rmr) {
+    a_.result = result;
+    a_.value = value;
+  }
+  LCI_CXX_NET_TO_RANK(net_post_fetch_add_x)
+  LCI_CXX_NET_REMOTE(net_post_fetch_add_x)
+  LCI_CXX_ARG_SETTER(net_post_fetch_add_x, uint64_t*, result)
+  net_post_fetch_add_x&& result_mr(mr_t v) {
+    a_.mr = v;
+    return std::move(*this);
+  }
+  LCI_CXX_ARG_SETTER(net_post_fetch_add_x, uint64_t, value)
+  LCI_CXX_ARG_SETTER(net_post_fetch_add_x, net_atomic_scope_t, required_atomic_scope)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_fetch_add(int rank, uint64_t* result, mr_t result_mr, uint64_t value,
+                                  uint64_t offset, rmr_t rmr) {
+  return net_post_fetch_add_x(rank, result, result_mr, value, offset, rmr)();
+}
+
+// net_post_fetch_add without the previous value.
+class net_post_add_x {
+ public:
+  net_post_add_x(int rank, uint64_t value, uint64_t offset, rmr_t rmr)
+      : a_(detail::net_kind::add, rank, nullptr, 0, mr_t(), offset, rmr) {
+    a_.value = value;
+  }
+  LCI_CXX_NET_TO_RANK(net_post_add_x)
+  LCI_CXX_NET_REMOTE(net_post_add_x)
+  LCI_CXX_ARG_SETTER(net_post_add_x, uint64_t, value)
+  LCI_CXX_ARG_SETTER(net_post_add_x, net_atomic_scope_t, required_atomic_scope)
+
+ private:
+  detail::net_args a_;
+};
+inline error_t net_post_add(int rank, uint64_t value, uint64_t offset, rmr_t rmr) {
+  return net_post_add_x(rank, value, offset, rmr)();
+}
+#undef LCI_CXX_NET_COMMON
+#undef LCI_CXX_NET_TO_RANK
+#undef LCI_CXX_NET_BUFFER
+#undef LCI_CXX_NET_REMOTE
 
 namespace detail {
 LCI_CXX_API error_t progress(device_t device, endpoint_t endpoint, runtime_t runtime);

@@ -191,6 +191,10 @@ struct device {
   // (by the sweep); under held_lock.
   spin_lock held_lock;
   std::vector<packet*> held;
+  // The LCI 2 runtime whose devices share this one (lci/cxx/impl.hpp), or
+  // nullptr (a device of the C API): where messages of msg_kind::net go.
+  // Set before the device is used, never changed.
+  void* net_layer = nullptr;
 
   // The longest RDMA piece towards `rank`.
   size_t piece_for(int rank) const {

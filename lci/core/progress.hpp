@@ -18,7 +18,8 @@
 //
 // The tables, who fills them (at static initialisation, with the macros
 // below) and which kinds must have exactly one handler (handler_problems):
-//   LCI_ARRIVAL          msg_kind (arrival_kinds)   eager.cpp, rendezvous.cpp, rma.cpp
+//   LCI_ARRIVAL          msg_kind (arrival_kinds)   eager.cpp, rendezvous.cpp, rma.cpp,
+//                        cxx/net.cpp (msg_kind::net)
 //   LCI_CONTROL_ARRIVAL  control_kind (control_kinds)  rendezvous.cpp, rma.cpp, fence.cpp
 //   LCI_COMPLETION       net::completion_kind rma_done, failed (rdma_engine.cpp),
 //                        remote_write (rendezvous.cpp); progress handles the

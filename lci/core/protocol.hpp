@@ -33,6 +33,8 @@ enum class msg_kind : uint8_t {
   put_to = 7,       // LCI_putm/mn, trailer: remote address, completion handle
   rts_alloc = 8,    // LCI_putla/putva: ready-to-send into a target-allocated buffer
   notify = 9,       // target completion of putl/getl/putv/getv (notify_payload)
+  net = 13,         // the LCI 2 network layer (lci/cxx/net.cpp): subkind in the tag,
+                    // trailer (last trailer_size bytes): net_trailer
   control = 15,     // rendezvous and fence control; subkind in the endpoint bits
 };
 
@@ -50,7 +52,7 @@ enum class control_kind : uint8_t {
 inline constexpr msg_kind arrival_kinds[] = {
     msg_kind::short_msg, msg_kind::medium,      msg_kind::rts,         msg_kind::am_short,
     msg_kind::am_short_c, msg_kind::am_medium,  msg_kind::am_medium_c, msg_kind::put_to,
-    msg_kind::rts_alloc,  msg_kind::notify};
+    msg_kind::rts_alloc,  msg_kind::notify,      msg_kind::net};
 inline constexpr control_kind control_kinds[] = {control_kind::rtr,    control_kind::fin,
                                                  control_kind::nack,   control_kind::gfence,
                                                  control_kind::getv_reply, control_kind::abort};

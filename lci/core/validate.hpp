@@ -42,6 +42,7 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
       return len <= static_cast<size_t>(LCI_MEDIUM_SIZE) ? nullptr : "length";
     case msg_kind::am_medium_c:
     case msg_kind::put_to:
+    case msg_kind::net:
       return len >= trailer_size ? nullptr : "length (no trailer)";
     case msg_kind::rts:
     case msg_kind::rts_alloc: {

@@ -25,11 +25,6 @@
 
 namespace lci {
 
-namespace {
-
-using detail::comm_args;
-using detail::comm_kind;
-
 errorcode_t retry_code(post_status st) {
   switch (st) {
     case post_status::retry_no_packet: return errorcode_t::retry_nopacket;
@@ -40,6 +35,35 @@ errorcode_t retry_code(post_status st) {
   }
   return errorcode_t::retry;
 }
+
+post_status start_rma(lci::endpoint* ep, bool put, int rank, void* local_buffer, size_t size,
+                      mr_t mr, const rmr_t& rmr, uint64_t remote_disp, LCI_tag_t tag,
+                      LCI_comp_t comp, void* user_context, uintptr_t remote_comp) {
+  // The peer's registration as the core's remote segment (rmr_t carries it whole).
+  LCII_mr_t seg;
+  seg.remote = true;
+  seg.group = static_cast<int>(rmr.group);
+  seg.base = rmr.base;
+  seg.length = static_cast<size_t>(rmr.length);
+  seg.rkey = rmr.opaque_rkey;
+  seg.owner_handle = rmr.mr_base;
+  seg.virt = (rmr.flags & 1u) != 0;
+  LCI_lbuffer_t local{mr.is_empty() ? LCI_SEGMENT_ALL : mr.p_impl->segment, local_buffer, size};
+  LCI_lbuffer_t remote{&seg, reinterpret_cast<void*>(rmr.base + remote_disp), size};
+  LCI_iovec_t liov{};
+  liov.count = 1;
+  liov.lbuffers = &local;
+  LCI_iovec_t riov{};
+  riov.count = 1;
+  riov.lbuffers = &remote;
+  return put ? start_put(ep, liov, false, comp, rank, tag, riov, remote_comp, user_context)
+             : start_get(ep, liov, false, comp, rank, tag, riov, remote_comp, user_context);
+}
+
+namespace {
+
+using detail::comm_args;
+using detail::comm_kind;
 
 status_t done_status(const comm_args& a) {
   status_t s(errorcode_t::done);
@@ -125,27 +149,9 @@ post_status attempt(const comm_args& a, lci::endpoint* ep, LCI_comp_t comp, bool
       return start_send_long(ep, b, a.rank, tag, comp, a.user_context, true, a.remote_comp, true);
     }
     case comm_kind::put:
-    case comm_kind::get: {
-      LCII_mr_t seg;
-      seg.remote = true;
-      seg.group = static_cast<int>(a.rmr.group);
-      seg.base = a.rmr.base;
-      seg.length = static_cast<size_t>(a.rmr.length);
-      seg.rkey = a.rmr.opaque_rkey;
-      seg.owner_handle = a.rmr.mr_base;
-      seg.virt = (a.rmr.flags & 1u) != 0;
-      LCI_lbuffer_t local{segment_of(a.mr), a.local_buffer, a.size};
-      LCI_lbuffer_t remote{&seg, reinterpret_cast<void*>(a.rmr.base + a.remote_disp), a.size};
-      LCI_iovec_t liov{};
-      liov.count = 1;
-      liov.lbuffers = &local;
-      LCI_iovec_t riov{};
-      riov.count = 1;
-      riov.lbuffers = &remote;
-      return a.kind == comm_kind::put
-                 ? start_put(ep, liov, false, comp, a.rank, tag, riov, a.remote_comp, a.user_context)
-                 : start_get(ep, liov, false, comp, a.rank, tag, riov, a.remote_comp, a.user_context);
-    }
+    case comm_kind::get:
+      return start_rma(ep, a.kind == comm_kind::put, a.rank, a.local_buffer, a.size, a.mr,
+                       a.rmr, a.remote_disp, tag, comp, a.user_context, a.remote_comp);
   }
   return post_status::ok;
 }

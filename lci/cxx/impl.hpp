@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -39,6 +40,9 @@ inline void* put_marker() { return &g_target_marker[1]; }
 
 class device_impl_t;
 class endpoint_impl_t;
+struct net_state;
+// Device uids the network layer serves: 12 bits, in its messages' trailer.
+inline constexpr uint32_t max_net_devices = 4096;
 
 class packet_pool_impl_t {
  public:
@@ -134,6 +138,10 @@ class runtime_impl_t {
     lci::endpoint* by_policy[4] = {};
     int devices = 0;
   } shared;
+  // The network layer's state of each device uid (net.cpp), made when a
+  // device of that uid or a message to it first needs it, freed with the
+  // runtime: a message may arrive before its device exists here.
+  std::unique_ptr<std::atomic<net_state*>[]> net_states;
 };
 
 // The global runtime (g_runtime_init), nullptr while there is none, and
@@ -187,6 +195,22 @@ bool drain_backlog(device_impl_t* d);
     did = progress_graphs() || did;
   return did;
 }
+// A refusal of the core as the errorcode_t a status reports.
+errorcode_t retry_code(post_status st);
+// A put (or, with put false, a get) of `size` bytes between local_buffer
+// (registered as `mr`, or as needed when it is empty) and rmr.base +
+// remote_disp at `rank`, through core endpoint `ep`: the core's one-sided
+// operation, its origin completion signalled to `comp` with `tag` and
+// `user_context`, its target's to remote completion handle `remote_comp`.
+post_status start_rma(lci::endpoint* ep, bool put, int rank, void* local_buffer, size_t size,
+                      mr_t mr, const rmr_t& rmr, uint64_t remote_disp, LCI_tag_t tag,
+                      LCI_comp_t comp, void* user_context, uintptr_t remote_comp);
+
+// The network layer (net.cpp): the runtime's table of device states,
+// made with the runtime, and their release once no device is left.
+void alloc_net_states(runtime_impl_t* rt);
+void free_net_states(runtime_impl_t* rt);
+
 // Takes `a` into d's backlog (copying an eager payload); the status to
 // return for it.
 status_t push_backlog(device_impl_t* d, const detail::comm_args& a, bool eager);

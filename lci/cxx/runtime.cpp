@@ -351,6 +351,7 @@ runtime_t alloc_runtime(const runtime_args& a, bool global) {
   const global_attr_t defaults = get_g_default_attr();
   core_acquire();
   auto* rt = new runtime_impl_t;
+  alloc_net_states(rt);
   rt->global = global;
   runtime_attr_t& at = rt->attr;
   at.packet_return_threshold =
@@ -378,6 +379,7 @@ runtime_t alloc_runtime(const runtime_args& a, bool global) {
   nc->attr.max_inject_size = defaults.max_inject_size;
   nc->attr.ibv_gid_idx = defaults.ibv_gid_idx;
   nc->attr.support_putimm = true;
+  nc->attr.atomic_scope = net_atomic_scope_t::GLOBAL;  // executed by the target's CPU (net.cpp)
   nc->attr.name = DEFAULT_NAME;
   rt->default_net_context = nc;
   if (at.alloc_default_packet_pool) {
@@ -420,6 +422,7 @@ void free_runtime(runtime_t* runtime, bool global) {
   delete rt->default_packet_pool;
   delete rt->default_matching_engine;
   delete rt->default_net_context;
+  free_net_states(rt);  // no core device is left to deliver to them
   if (g_default_runtime == rt) g_default_runtime = nullptr;
   sync_default_device();
   delete rt;
@@ -459,6 +462,7 @@ device_t alloc_device(const device_args& a) {
     // The runtime's first device: the core device and the shared matching
     // endpoints (collective: every rank makes them in the same order).
     s.core = device_create(opt);
+    s.core->net_layer = rt;
     d->core = s.core;
     endpoint_impl_t* shared = new_endpoint(d, nullptr, nullptr, -1, 0xfu);
     for (int policy = 0; policy < 4; ++policy) s.by_policy[policy] = shared->by_policy[policy];

@@ -63,7 +63,8 @@ void read_as_handler(uint32_t imm, const char* payload, size_t len) {
       return;
     case msg_kind::am_short_c:
     case msg_kind::am_medium_c:
-    case msg_kind::put_to: {
+    case msg_kind::put_to:
+    case msg_kind::net: {
       require(len >= trailer_size);
       const size_t data = len - trailer_size;
       require(data <= medium);
