@@ -86,7 +86,9 @@ LCI_segment_t segment_of(mr_t mr) { return mr.is_empty() ? LCI_SEGMENT_ALL : mr.
 post_status attempt(const comm_args& a, lci::endpoint* ep, LCI_comp_t comp, bool* done_now,
                     LCI_request_t* out) {
   *done_now = false;
-  const uint32_t tag = static_cast<uint32_t>(a.tag) & 0xffffu;
+  // The whole tag (up to max_tag; ANY_TAG's bits are masked out of the key
+  // by its policy endpoint).
+  const uint32_t tag = static_cast<uint32_t>(a.tag);
   const bool eager = a.size <= static_cast<size_t>(LCI_MEDIUM_SIZE);
   switch (a.kind) {
     case comm_kind::send: {
@@ -102,14 +104,15 @@ post_status attempt(const comm_args& a, lci::endpoint* ep, LCI_comp_t comp, bool
     }
     case comm_kind::recv: {
       const uint64_t key = recv_key(ep, a.rank == ANY_SOURCE ? LCI_RANK_ANY : a.rank, tag);
+      const uint16_t tag_hi = recv_tag_hi(ep, tag);
       if (comp == nullptr)
         fatal("lci::post_recv: internal error: a receive without a completion object");
       if (out) {
-        *done_now = post_recv_or_done(ep, key, a.local_buffer, a.size, comp, a.user_context,
-                                      segment_of(a.mr), !eager, out);
+        *done_now = post_recv_or_done(ep, key, tag_hi, a.local_buffer, a.size, comp,
+                                      a.user_context, segment_of(a.mr), !eager, out);
       } else {
         post_recv_keyed(ep, key, a.local_buffer, a.size, false, comp, a.user_context,
-                        segment_of(a.mr), nullptr, true, !eager);
+                        segment_of(a.mr), nullptr, true, !eager, tag_hi);
       }
       return post_status::ok;
     }
@@ -384,21 +387,21 @@ status_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t s
                            allow);
   // policy_endpoint's key: rank_tag, less what the receive leaves open.
   lci::endpoint* ep = e->by_policy[3u & ~(any_source ? 1u : 0u) & ~(any_tag ? 2u : 0u)];
-  const uint64_t key = recv_key(ep, any_source ? LCI_RANK_ANY : rank,
-                                static_cast<uint32_t>(tag) & 0xffffu);
+  const uint64_t key = recv_key(ep, any_source ? LCI_RANK_ANY : rank, static_cast<uint32_t>(tag));
+  const uint16_t tag_hi = recv_tag_hi(ep, static_cast<uint32_t>(tag));
   const bool long_recv = size > static_cast<size_t>(LCI_MEDIUM_SIZE);
   LCI_comp_t core = static_cast<LCI_comp_t>(comp->core_);
   if (allow & allow_done_bit) {
     LCI_request_t r;
-    if (post_recv_or_done(ep, key, buffer, size, core, user_context, LCI_SEGMENT_ALL, long_recv,
-                          &r)) {
+    if (post_recv_or_done(ep, key, tag_hi, buffer, size, core, user_context, LCI_SEGMENT_ALL,
+                          long_recv, &r)) {
       status_t s = to_status(r, false);
       s.error = errorcode_t::done;
       return s;
     }
   } else {
     post_recv_keyed(ep, key, buffer, size, false, core, user_context, LCI_SEGMENT_ALL, nullptr,
-                    true, long_recv);
+                    true, long_recv, tag_hi);
   }
   return status_t(errorcode_t::posted);
 }
