@@ -241,9 +241,9 @@ status_t post_comm(const comm_args& a) {
     bad_argument(call, "rank " + std::to_string(a.rank) + " is not in [0, " +
                            std::to_string(LCI_NUM_PROCESSES) + ")");
   const bool any_tag = a.kind == comm_kind::recv && a.tag == ANY_TAG;
-  if (__builtin_expect(a.tag > 0xffffu && !any_tag, 0))
+  if (__builtin_expect(a.tag > max_tag && !any_tag, 0))
     bad_argument(call, "tag " + std::to_string(a.tag) +
-                           " is beyond the runtime's max_tag (65535; get_attr_max_tag)");
+                           " is beyond the runtime's max_tag (4294967295; get_attr_max_tag)");
   if (__builtin_expect(a.size && a.local_buffer == nullptr, 0))
     bad_argument(call, "local_buffer is nullptr with size " + std::to_string(a.size));
   if (__builtin_expect(!any_source && peer_refused(a.rank), 0))
@@ -355,7 +355,7 @@ errorcode_t post_send_plain(device_impl_t* device, int rank, void* buffer, size_
   if (__builtin_expect(e == nullptr || !(allow & allow_retry_bit) ||
                            static_cast<unsigned>(rank) >=
                                static_cast<unsigned>(LCI_NUM_PROCESSES) ||
-                           tag > 0xffffu || reinterpret_cast<uintptr_t>(comp) <= 1 ||
+                           tag > max_tag || reinterpret_cast<uintptr_t>(comp) <= 1 ||
                            size > static_cast<size_t>(LCI_MEDIUM_SIZE) ||
                            (size && buffer == nullptr) || peer_refused(rank) ||
                            d->backlog_size.load(std::memory_order_acquire) != 0,
@@ -379,7 +379,7 @@ status_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t s
   if (__builtin_expect(e == nullptr ||
                            (static_cast<unsigned>(rank) >=
                                 static_cast<unsigned>(LCI_NUM_PROCESSES) && !any_source) ||
-                           (tag > 0xffffu && !any_tag) ||
+                           (tag > max_tag && !any_tag) ||
                            reinterpret_cast<uintptr_t>(comp) <= 1 ||
                            (size && buffer == nullptr) || (!any_source && peer_refused(rank)),
                        0))
