@@ -410,8 +410,9 @@ int main(int argc, char** argv) {
   const size_t medium = lci::get_max_bcopy_size();
   if (opt.max_size == 0 || opt.max_size > medium) opt.max_size = medium;
   if (opt.min_size > opt.max_size) opt.min_size = opt.max_size;
-  if (tag_window_base + 2 * static_cast<lci::tag_t>(opt.window) > 65535) {
-    std::fprintf(stderr, "lci2_pingpong: --window %d needs tags above 65535\n", opt.window);
+  if (tag_window_base + 2 * static_cast<lci::tag_t>(opt.window) >
+      lci::get_g_runtime().get_attr_max_tag()) {
+    std::fprintf(stderr, "lci2_pingpong: --window %d needs tags above max_tag\n", opt.window);
     return 1;
   }
 

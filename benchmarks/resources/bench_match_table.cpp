@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     p.measure("backlog_64", 0, 1, n, 1, [&](int, long ops) { meet(table, 0, ops, true); });
     // Take them out again: a send of each key matches its receive.
     for (lci::match_node& r : pending) {
-      lci::match_node send{r.key, nullptr, lci::match_kind::send};
+      lci::match_node send{r.key, nullptr, lci::match_kind::send, 0};
       if (table.insert_or_match(&send) != &r)
         bench::die("bench_match_table", "a pending receive was lost");
     }

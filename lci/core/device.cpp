@@ -61,9 +61,10 @@ void remove_pool_owner(device* d) {
 device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
     : group_index(index), max_recvs_(opt.max_recvs) {
   const config& cfg = settings();
-  // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer.
+  // Each packet: header, LCI_MEDIUM_SIZE payload, room for a trailer and
+  // a tag suffix.
   packet_size = static_cast<size_t>(cfg.packet_size) + packet_slack;
-  recv_size = static_cast<size_t>(cfg.medium_size) + trailer_size;
+  recv_size = static_cast<size_t>(cfg.medium_size) + max_extra_bytes;
   net::settings backend = backend_settings();
   backend.max_payload = recv_size;
   backend.native_test_no_cma_rank = g_test_no_cma_rank.load(std::memory_order_relaxed);

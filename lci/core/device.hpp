@@ -75,7 +75,7 @@ struct parked_msg {
   LCI_comp_t comp = nullptr;
   comp_base* ref = nullptr;  // the reference taken on comp at arrival (none: nullptr)
   int src_rank = 0;
-  uint16_t tag = 0;
+  uint32_t tag = 0;
   size_t length = 0;
   void* target_context = nullptr;  // the request's user_context (endpoint::target_context)
   std::unique_ptr<char[]> bytes;

@@ -57,6 +57,17 @@ bool retry_message(device& d, backlog_op& op) {
 LCI_BACKLOG_RETRY(backlog_op::op::message, retry_message);
 }  // namespace
 
+post_status send_eager_tagged(endpoint* ep, msg_kind kind, void* address, size_t length,
+                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context,
+                              const trailer* tr, bool tracked) {
+  const tag_suffix sfx = make_tag_suffix(kind, tag);
+  const post_status st =
+      send_eager_body(*ep->dev, tracked ? ep : nullptr, make_imm(msg_kind::tagged, ep->index, tag),
+                      address, length, rank, tag, comp, user_context, tr, &sfx);
+  if (st == post_status::ok) ep->issued.add(rank);
+  return st;
+}
+
 bool target_comp(endpoint* ep, uint64_t handle, LCI_comp_t* out, comp_ref* ref) {
   *out = nullptr;
   if (ep->msg_comp_type == LCI_COMPLETION_NONE) return true;
@@ -78,11 +89,13 @@ namespace {
 // ---- two-sided: short, medium, RTS -----------------------------------------------
 
 // Inserts the message into the matching table: it waits there for its
-// receive, or completes the receive that waits for it.
-template <msg_kind K>
+// receive, or completes the receive that waits for it. `Tagged`: it came
+// as a `tagged` message; an ordinary message's tag has an upper half of 0.
+template <msg_kind K, bool Tagged = false>
 arrival on_matched(device& d, endpoint* ep, packet* p) {
   p->in.node.key = recv_key(ep, p->in.src_rank, p->in.tag);
   p->in.node.kind = match_kind::send;
+  p->in.node.tag_hi = Tagged ? recv_tag_hi(ep, p->in.tag) : 0;
   match_node* m = d.table->insert_or_match(&p->in.node);
   if (!m) return arrival::kept;
   auto* c = reinterpret_cast<recv_ctx*>(m);
@@ -108,6 +121,9 @@ bool copies_in_place(const match_node* n) {
 LCI_ARRIVAL(msg_kind::short_msg, on_matched<msg_kind::short_msg>);
 LCI_ARRIVAL(msg_kind::medium, on_matched<msg_kind::medium>);
 LCI_ARRIVAL(msg_kind::rts, on_matched<msg_kind::rts>);
+LCI_TAGGED_ARRIVAL(msg_kind::short_msg, (on_matched<msg_kind::short_msg, true>));
+LCI_TAGGED_ARRIVAL(msg_kind::medium, (on_matched<msg_kind::medium, true>));
+LCI_TAGGED_ARRIVAL(msg_kind::rts, (on_matched<msg_kind::rts, true>));
 
 // ---- one-sided: puts, putma/putmna/putmac, putm/putmn -----------------------------
 
@@ -119,7 +135,7 @@ void park(device& d, LCI_comp_t comp, comp_base* ref, const LCI_request_t& r, co
   m.comp = comp;
   m.ref = ref;
   m.src_rank = r.rank;
-  m.tag = static_cast<uint16_t>(r.tag);
+  m.tag = r.tag;
   m.length = length;
   m.target_context = r.user_context;
   m.bytes.reset(new char[length ? length : 1]);

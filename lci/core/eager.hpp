@@ -26,7 +26,9 @@
 namespace lci {
 
 // Eager send of `length` bytes at `address` (plus a trailer for the kinds
-// that carry one). `comp` (command port; nullptr for none) is signalled when
+// that carry one, and after it the tag suffix of a `tagged` message: `sfx`,
+// whose imm is then make_imm(msg_kind::tagged, ...); `tag` is the whole
+// tag). `comp` (command port; nullptr for none) is signalled when
 // the buffer is the caller's again. Without a completion an LCI buffer is
 // consumed; with one it is kept. `tracked` (an endpoint, or null) counts a
 // packet send as pending for fences until it completes: only operations with
@@ -37,18 +39,21 @@ namespace lci {
                                                            uint32_t imm, void* address,
                                                            size_t length, int rank,
                                                            LCI_tag_t tag, LCI_comp_t comp,
-                                                           void* user_context, const trailer* tr) {
+                                                           void* user_context, const trailer* tr,
+                                                           const tag_suffix* sfx = nullptr) {
   // A suspected peer's connection may be another process's: nothing is
   // sent to it until it proved alive or died (peer_failure.hpp).
   if (__builtin_expect(peer_suspected(rank), 0)) return post_status::retry_queue_full;
   const bool own_buffer = d.owns_packet(address);
-  const size_t total = length + (tr ? trailer_size : 0);
-  if (total <= d.net->max_inject(rank) && (!tr || total <= 256)) {
+  const size_t tr_bytes = tr ? trailer_size : 0;
+  const size_t total = length + tr_bytes + (sfx ? tag_suffix_size : 0);
+  if (total <= d.net->max_inject(rank) && ((!tr && !sfx) || total <= 256)) {
     const void* from = address;
     char staged[256];
-    if (tr) {
+    if (tr || sfx) {
       if (length) memcpy(staged, address, length);
-      memcpy(staged + length, tr, trailer_size);
+      if (tr) memcpy(staged + length, tr, trailer_size);
+      if (sfx) memcpy(staged + length + tr_bytes, sfx, tag_suffix_size);
       from = staged;
     }
     if (__builtin_expect(d.net->inject(rank, from, total, imm) != net::status::ok, 0)) {
@@ -79,13 +84,15 @@ namespace lci {
     memcpy(p->payload(), address, length);
     from = p->payload();
   }
-  // The packet has room for a trailer past a full payload. In the caller's
-  // own LCI buffer those bytes are the caller's: they are restored if the
-  // send is refused, so that LCI_ERR_RETRY leaves the buffer as it was.
-  char saved[trailer_size] = {};
-  if (tr) {
-    if (own_buffer) memcpy(saved, from + length, trailer_size);
-    memcpy(from + length, tr, trailer_size);
+  // The packet has room for a trailer and a tag suffix past a full payload.
+  // In the caller's own LCI buffer those bytes are the caller's: they are
+  // restored if the send is refused, so that LCI_ERR_RETRY leaves the
+  // buffer as it was.
+  char saved[max_extra_bytes] = {};
+  if (tr || sfx) {
+    if (own_buffer) memcpy(saved, from + length, total - length);
+    if (tr) memcpy(from + length, tr, trailer_size);
+    if (sfx) memcpy(from + length + tr_bytes, sfx, tag_suffix_size);
   }
   p->out.comp = comp;
   p->out.user_context = user_context;
@@ -93,7 +100,7 @@ namespace lci {
   p->out.ep = tracked;
   p->out.length = static_cast<uint32_t>(length);
   p->out.rank = rank;
-  p->out.tag = static_cast<uint16_t>(tag);
+  p->out.tag_hi = sfx ? static_cast<uint16_t>(tag >> 16) : 0;
   p->out.keep = own_buffer && comp != nullptr;
   p->out.extra = static_cast<uint8_t>(total - length);
   p->out.imm = imm;
@@ -103,8 +110,8 @@ namespace lci {
     if (tracked) tracked->end_local();
     if (!own_buffer)
       d.put_packet(p);
-    else if (tr)
-      memcpy(from + length, saved, trailer_size);
+    else if (tr || sfx)
+      memcpy(from + length, saved, total - length);
     LCI_PROF_RETRY(d, post_status::retry_queue_full);
     return post_status::retry_queue_full;
   }
@@ -120,6 +127,14 @@ inline post_status send_eager(device& d, endpoint* tracked, uint32_t imm, void* 
                               void* user_context, const trailer* tr = nullptr) {
   return send_eager_body(d, tracked, imm, address, length, rank, tag, comp, user_context, tr);
 }
+
+// send_eager of a message of `kind` from `ep` whose tag needs more than 16
+// bits (is_wide_tag, on an endpoint with wide_tags): as kind `tagged`, with
+// a tag suffix. Counts it as issued when it left. Out of line: the common
+// sends only test for it.
+post_status send_eager_tagged(endpoint* ep, msg_kind kind, void* address, size_t length,
+                              int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context,
+                              const trailer* tr, bool tracked);
 
 // Sends one of LCI's own messages from inside progress: never refused, a
 // message the network cannot take now waits in the device's backlog (in a
@@ -143,6 +158,9 @@ post_status send_eager_plain(device& d, uint32_t imm, void* address, size_t leng
 inline post_status send_eager(endpoint* ep, msg_kind kind, void* address, size_t length,
                               int rank, LCI_tag_t tag, LCI_comp_t comp, void* user_context,
                               bool tracked = false) {
+  if (__builtin_expect(is_wide_tag(tag), 0) && ep->wide_tags)
+    return send_eager_tagged(ep, kind, address, length, rank, tag, comp, user_context, nullptr,
+                             tracked);
   const uint32_t imm = make_imm(kind, ep->index, tag);
   const post_status st =
       comp || tracked ? send_eager(*ep->dev, tracked ? ep : nullptr, imm, address, length, rank,
@@ -175,6 +193,9 @@ inline post_status put_eager(endpoint* e, void* address, size_t length, int rank
                             : (remote_completion ? msg_kind::am_medium_c : msg_kind::am_medium);
   // Only putmac has a local completion; the other puts are done at return.
   endpoint* tracked = has_local_completion ? e : nullptr;
+  if (__builtin_expect(is_wide_tag(tag), 0) && e->wide_tags)
+    return send_eager_tagged(e, kind, address, length, rank, tag, local_completion, user_context,
+                             remote_completion ? &tr : nullptr, has_local_completion);
   const uint32_t imm = make_imm(kind, e->index, tag);
   const post_status st =
       local_completion || tracked
@@ -256,13 +277,19 @@ inline void complete_waiting(device& d, recv_ctx* c, packet* p) {
   }
 }
 
-// The matching key of a receive of `ep` from `rank` with `tag`.
+// The matching key of a receive of `ep` from `rank` with `tag`: the tag's
+// lower half (and recv_tag_hi its upper half, where the endpoint has
+// wide_tags; the C API's tags stay within 16 bits, their key as before).
 inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
   return make_match_key(ep->match_rank ? rank : LCI_RANK_ANY, ep->index, tag & ep->tag_mask);
 }
+inline uint16_t recv_tag_hi(const endpoint* ep, LCI_tag_t tag) {
+  return static_cast<uint16_t>((tag >> 16) & ep->tag_mask);
+}
 
-// Posts a receive with matching key `key` (recv_key); completes it at once
-// if its message already arrived. `always_signal`: signal `comp` even when
+// Posts a receive with matching key `key` (recv_key) and `tag_hi`
+// (recv_tag_hi); completes it at once if its message already arrived.
+// `always_signal`: signal `comp` even when
 // the endpoint's message port is LCI_COMPLETION_NONE (LCI's own receives,
 // e.g. those of the collectives).
 [[gnu::always_inline]] inline void post_recv_keyed(endpoint* ep, uint64_t key, void* buffer,
@@ -271,7 +298,8 @@ inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
                                                    LCI_segment_t segment = nullptr,
                                                    const LCI_iovec_t* iov = nullptr,
                                                    bool always_signal = false,
-                                                   bool long_recv = false) {
+                                                   bool long_recv = false,
+                                                   uint16_t tag_hi = 0) {
   device& d = *ep->dev;
   recv_ctx* c = d.get_ctx();
   c->type = iov ? LCI_IOVEC
@@ -289,6 +317,7 @@ inline uint64_t recv_key(const endpoint* ep, int rank, LCI_tag_t tag) {
   c->want_packet = want_packet;
   c->node.key = key;
   c->node.kind = match_kind::recv;
+  c->node.tag_hi = tag_hi;
   if (match_node* m = d.table->insert_or_match(&c->node))
     complete_waiting(d, c, reinterpret_cast<packet*>(m));
   else if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0))
@@ -307,9 +336,11 @@ inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_
 // that a medium message already waiting is copied out at once and reported
 // in *out instead of signalling `comp`: true then. False: the receive is
 // posted (or met a waiting RTS) and `comp` will be signalled.
-inline bool post_recv_or_done(endpoint* ep, uint64_t key, void* buffer, size_t capacity,
-                              LCI_comp_t comp, void* user_context, LCI_segment_t segment,
-                              bool long_recv, LCI_request_t* out) {
+[[gnu::always_inline]] inline bool post_recv_or_done(endpoint* ep, uint64_t key,
+                                                     uint16_t tag_hi, void* buffer,
+                                                     size_t capacity, LCI_comp_t comp,
+                                                     void* user_context, LCI_segment_t segment,
+                                                     bool long_recv, LCI_request_t* out) {
   device& d = *ep->dev;
   recv_ctx* c = d.get_ctx();
   c->type = long_recv ? LCI_LONG : LCI_MEDIUM;
@@ -323,6 +354,7 @@ inline bool post_recv_or_done(endpoint* ep, uint64_t key, void* buffer, size_t c
   c->want_packet = false;
   c->node.key = key;
   c->node.kind = match_kind::recv;
+  c->node.tag_hi = tag_hi;
   if (match_node* m = d.table->insert_or_match(&c->node)) {
     packet* p = reinterpret_cast<packet*>(m);
     if (p->in.kind == msg_kind::medium) {

@@ -106,9 +106,15 @@ struct endpoint {
   int msg_comp_type = LCI_COMPLETION_QUEUE;
   LCI_comp_t default_comp = nullptr;
   // The matching key's parts: the rank (else any rank) and the tag bits
-  // (0: any tag). LCI_MATCH_TAG endpoints ignore the rank.
+  // (0: any tag; the mask of each half of a wide tag). LCI_MATCH_TAG
+  // endpoints ignore the rank.
   bool match_rank = true;
   uint32_t tag_mask = 0xffffu;
+  // Tags up to 2^32-1 (the LCI 2 interface's endpoints): one beyond 16 bits
+  // is sent in a `tagged` message (protocol.hpp) and matched in full. The
+  // C API's endpoints send the lower 16 bits of a tag, as LCI 1.7 does
+  // (LCI_MAX_TAG is 65535).
+  bool wide_tags = false;
   // The user_context of the requests that arrivals at this endpoint make at
   // the target (nullptr; the LCI 2 interface marks them): active messages
   // carry it, a put's or get's notification the byte after it.

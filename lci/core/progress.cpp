@@ -22,6 +22,7 @@ namespace {
 
 // Constant-initialised (all null) before any registration runs.
 handler_table<arrival_handler, 16> g_arrivals;
+handler_table<arrival_handler, 16> g_tagged_arrivals;  // optional, by inner kind
 handler_table<control_handler, 8> g_controls;
 handler_table<completion_handler, 8> g_completions;
 handler_table<backlog_handler, 4> g_backlog;
@@ -53,6 +54,9 @@ bool add_handler(Table& table, Kind kind, Handler handler, const char* what) {
 bool register_arrival(msg_kind kind, arrival_handler handler) {
   return add_handler(g_arrivals, kind, handler, "message kind");
 }
+bool register_tagged_arrival(msg_kind kind, arrival_handler handler) {
+  return add_handler(g_tagged_arrivals, kind, handler, "tagged message kind");
+}
 bool register_control(control_kind kind, control_handler handler) {
   return add_handler(g_controls, kind, handler, "control kind");
 }
@@ -74,6 +78,7 @@ bool register_matched(msg_kind kind, matched_handler handler) {
 std::vector<std::string> handler_problems() {
   std::vector<std::string> problems;
   check_table(g_arrivals, "message kind", arrival_kinds, problems);
+  check_table(g_tagged_arrivals, "tagged message kind", tagged_arrival_kinds, problems);
   check_table(g_controls, "control kind", control_kinds, problems);
   check_table(g_completions, "completion kind", dispatched_completions, problems);
   check_table(g_backlog, "backlog entry kind", backlog_kinds, problems);
@@ -213,8 +218,8 @@ namespace {
 
 // The receive c, posted for a rank that failed, completes with the error.
 void fail_receive(device& d, recv_ctx* c, int rank) {
-  LCI_request_t r = make_request(rank, static_cast<LCI_tag_t>(c->node.key & 0xffffu), c->type,
-                                 c->user_context);
+  const LCI_tag_t tag = uint32_t{c->node.tag_hi} << 16 | match_key_tag(c->node.key);
+  LCI_request_t r = make_request(rank, tag, c->type, c->user_context);
   r.flag = LCI_ERR_FATAL;
   switch (c->type) {
     case LCI_IOVEC: r.data.iovec = c->iov; break;
@@ -271,7 +276,7 @@ namespace {
 // A held send completes with LCI_ERR_FATAL (its peer is dead).
 void fail_send(device& d, packet* p) {
   if (p->out.comp) {
-    LCI_request_t r = make_request(p->out.rank, p->out.tag, LCI_MEDIUM, p->out.user_context);
+    LCI_request_t r = make_request(p->out.rank, p->out.tag(), LCI_MEDIUM, p->out.user_context);
     r.flag = LCI_ERR_FATAL;
     r.data.mbuffer.address = p->out.user_address;
     r.data.mbuffer.length = p->out.length;
@@ -389,12 +394,27 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
 
 namespace {
 
+// A `tagged` message (protocol.hpp; its length and suffix validated): the
+// suffix gives the packet its whole tag and its own kind, and the message
+// goes to that kind's handler for tagged messages, or to its ordinary one.
+arrival on_tagged(device& d, endpoint* ep, packet* p) {
+  p->in.length -= static_cast<uint32_t>(tag_suffix_size);
+  tag_suffix s;
+  memcpy(&s, p->payload() + p->in.length, sizeof(s));
+  p->in.tag |= uint32_t{s.tag_hi} << 16;
+  p->in.kind = s.kind;
+  const size_t kind = static_cast<size_t>(s.kind);
+  const arrival_handler h = g_tagged_arrivals[kind] ? g_tagged_arrivals[kind] : g_arrivals[kind];
+  return h(d, ep, p);
+}
+LCI_ARRIVAL(msg_kind::tagged, on_tagged);
+
 // Decodes a valid message once and hands it to its kind's handler.
 inline arrival dispatch(device& d, packet* p, const net::completion& c) {
   const msg_kind kind = imm_kind(c.imm);
   p->in.length = static_cast<uint32_t>(c.length);
   p->in.src_rank = c.src_rank;
-  p->in.tag = static_cast<uint16_t>(imm_tag(c.imm));
+  p->in.tag = imm_tag(c.imm);
   p->in.kind = kind;
   if (__builtin_expect(kind == msg_kind::control, 0)) {
     // The control kind was validated; a table slot is set for each valid one.
@@ -432,7 +452,7 @@ inline void on_arrival(device& d, packet* p, const net::completion& c) {
 
 inline void on_send_done(device& d, packet* p) {
   if (p->out.comp)
-    signal_medium(p->out.comp, p->out.rank, p->out.tag, p->out.user_address, p->out.length,
+    signal_medium(p->out.comp, p->out.rank, p->out.tag(), p->out.user_address, p->out.length,
                   p->out.user_context);
   if (p->out.ep) p->out.ep->end_local();
   if (!p->out.keep) d.put_packet(p);

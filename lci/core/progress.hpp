@@ -19,7 +19,12 @@
 // The tables, who fills them (at static initialisation, with the macros
 // below) and which kinds must have exactly one handler (handler_problems):
 //   LCI_ARRIVAL          msg_kind (arrival_kinds)   eager.cpp, rendezvous.cpp, rma.cpp,
-//                        cxx/net.cpp (msg_kind::net)
+//                        cxx/net.cpp (msg_kind::net), progress.cpp (tagged:
+//                        decodes the tag suffix, then the kind's
+//                        LCI_TAGGED_ARRIVAL handler if it has one, else its
+//                        LCI_ARRIVAL handler)
+//   LCI_TAGGED_ARRIVAL   msg_kind (tagged_arrival_kinds): short_msg, medium, rts
+//                        (eager.cpp)
 //   LCI_CONTROL_ARRIVAL  control_kind (control_kinds)  rendezvous.cpp, rma.cpp, fence.cpp
 //   LCI_COMPLETION       net::completion_kind rma_done, failed (rdma_engine.cpp),
 //                        remote_write (rendezvous.cpp); progress handles the
@@ -84,6 +89,10 @@ inline constexpr backlog_op::op backlog_kinds[] = {backlog_op::op::recv, backlog
 inline constexpr rdv_role rdma_roles[] = {rdv_role::send, rdv_role::put_alloc, rdv_role::put,
                                           rdv_role::get};
 inline constexpr msg_kind matched_kinds[] = {msg_kind::rts};
+// The kinds whose handler for a `tagged` message is not their ordinary one:
+// those that enter the matching table.
+inline constexpr msg_kind tagged_arrival_kinds[] = {msg_kind::short_msg, msg_kind::medium,
+                                                    msg_kind::rts};
 
 // What else a failed peer's sweep ends beyond the posted receives: the
 // rendezvous operations waiting for it (rdma_engine.cpp registers
@@ -98,6 +107,10 @@ void recheck_failed_receive(device& d, uint64_t key);
 
 // Fill the tables (once per kind; a second registration is fatal).
 bool register_arrival(msg_kind kind, arrival_handler handler);
+// The handler of `kind` when it came as a `tagged` message (its tag wider
+// than 16 bits), where that differs: the one of an ordinary message may
+// then take the tag's upper half to be 0.
+bool register_tagged_arrival(msg_kind kind, arrival_handler handler);
 bool register_control(control_kind kind, control_handler handler);
 bool register_completion(net::completion_kind kind, completion_handler handler);
 bool register_backlog(backlog_op::op kind, backlog_handler handler, bool resume);
@@ -115,6 +128,8 @@ LCI_INTERNAL_EXPORT std::vector<std::string> handler_problems();
 #define LCI_REGISTER_HANDLER(call)                                                   \
   [[maybe_unused]] static const bool LCI_ARRIVAL_CAT(lci_handler_, __LINE__) = call
 #define LCI_ARRIVAL(kind, handler) LCI_REGISTER_HANDLER(::lci::register_arrival(kind, handler))
+#define LCI_TAGGED_ARRIVAL(kind, handler) \
+  LCI_REGISTER_HANDLER(::lci::register_tagged_arrival(kind, handler))
 #define LCI_CONTROL_ARRIVAL(kind, handler) \
   LCI_REGISTER_HANDLER(::lci::register_control(kind, handler))
 #define LCI_COMPLETION(kind, handler) \

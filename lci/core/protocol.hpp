@@ -10,6 +10,13 @@
 // Kinds marked "trailer" append a 16-byte trailer after the payload (the
 // packet has room for it past LCI_MEDIUM_SIZE), so a full-size medium
 // payload can still carry a remote address or completion handle.
+//
+// Tags of the LCI 2 interface go up to 2^32-1. A message whose tag needs
+// more than the header's 16 bits is sent as kind `tagged`: the header keeps
+// the tag's lower half, and a 4-byte tag_suffix after everything else the
+// message carries (payload, trailer) names its own kind and the tag's upper
+// half. Messages with 16-bit tags (every message of the C API) are as
+// before.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +40,7 @@ enum class msg_kind : uint8_t {
   put_to = 7,       // LCI_putm/mn, trailer: remote address, completion handle
   rts_alloc = 8,    // LCI_putla/putva: ready-to-send into a target-allocated buffer
   notify = 9,       // target completion of putl/getl/putv/getv (notify_payload)
+  tagged = 10,      // a message of kind 0..9 with a tag beyond 16 bits: tag_suffix last
   net = 13,         // the LCI 2 network layer (lci/cxx/net.cpp): subkind in the tag,
                     // trailer (last trailer_size bytes): net_trailer
   control = 15,     // rendezvous and fence control; subkind in the endpoint bits
@@ -52,7 +60,7 @@ enum class control_kind : uint8_t {
 inline constexpr msg_kind arrival_kinds[] = {
     msg_kind::short_msg, msg_kind::medium,      msg_kind::rts,         msg_kind::am_short,
     msg_kind::am_short_c, msg_kind::am_medium,  msg_kind::am_medium_c, msg_kind::put_to,
-    msg_kind::rts_alloc,  msg_kind::notify,      msg_kind::net};
+    msg_kind::rts_alloc,  msg_kind::notify,     msg_kind::tagged,      msg_kind::net};
 inline constexpr control_kind control_kinds[] = {control_kind::rtr,    control_kind::fin,
                                                  control_kind::nack,   control_kind::gfence,
                                                  control_kind::getv_reply, control_kind::abort};
@@ -83,6 +91,24 @@ struct trailer {
   uint64_t address;  // put_to: where the payload goes at the target
   uint64_t comp;     // target completion handle (0: the endpoint's default)
 };
+
+// The last bytes of a `tagged` message (after its payload and trailer).
+// The header's tag bits are the tag's lower half; `tag_hi` is never 0
+// (such a tag goes in an ordinary message) and `zero` is 0.
+struct tag_suffix {
+  uint16_t tag_hi;  // the tag's upper half
+  msg_kind kind;    // the message's own kind, one of 0..9
+  uint8_t zero;
+};
+inline constexpr size_t tag_suffix_size = 4;
+static_assert(sizeof(tag_suffix) == tag_suffix_size, "tag suffix layout");
+inline constexpr bool is_wide_tag(uint32_t tag) { return tag > 0xffffu; }
+inline tag_suffix make_tag_suffix(msg_kind kind, uint32_t tag) {
+  return tag_suffix{static_cast<uint16_t>(tag >> 16), kind, 0};
+}
+// The most bytes a message carries past a full medium payload: a trailer
+// and a tag suffix.
+inline constexpr size_t max_extra_bytes = trailer_size + tag_suffix_size;
 
 // Ready-to-send of a long message or iovec (kinds rts, rts_alloc).
 struct rts_payload {
@@ -157,8 +183,8 @@ struct packet {
       match_node node;
       uint32_t length;
       int32_t src_rank;
-      uint16_t tag;
-      msg_kind kind;
+      uint32_t tag;        // the whole tag (its upper half from a tag_suffix)
+      msg_kind kind;       // the message's own kind (never `tagged`)
     } in;
     struct {
       LCI_comp_t comp;
@@ -167,10 +193,11 @@ struct packet {
       endpoint* ep;        // for fences
       uint32_t length;
       int32_t rank;
-      uint16_t tag;
+      uint16_t tag_hi;     // the tag's upper half (the lower half is imm's)
       bool keep;           // the caller's LCI buffer: not freed at completion
-      uint8_t extra;       // bytes sent past `length` (the trailer): for a resend
+      uint8_t extra;       // bytes sent past `length` (trailer, tag suffix): for a resend
       uint32_t imm;        // the header it was sent with: for a resend
+      uint32_t tag() const { return uint32_t{tag_hi} << 16 | imm_tag(imm); }
     } out;
   };
   device* dev;

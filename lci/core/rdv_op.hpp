@@ -90,7 +90,7 @@ struct rdv_op {
   uint32_t notify_length = 0;
   uint32_t notify_imm = 0;
   rdv_buffer one;
-  alignas(8) char notify_inline[sizeof(notify_payload)];
+  alignas(8) char notify_inline[sizeof(notify_payload) + tag_suffix_size];
 
   // Makes room for `n` buffers (n > 1: an iovec, on the heap).
   void set_count(uint32_t n) {

@@ -208,10 +208,15 @@ post_status send_rts(endpoint* ep, rdv_op* op, bool alloc_at_target, uintptr_t r
   h.send_id = id;
   memcpy(bytes, &h, sizeof(h));
   const msg_kind kind = alloc_at_target ? msg_kind::rts_alloc : msg_kind::rts;
+  uint32_t imm = make_imm(kind, ep->index, tag);
+  if (is_wide_tag(tag) && ep->wide_tags) {
+    const tag_suffix sfx = make_tag_suffix(kind, tag);
+    memcpy(bytes + length, &sfx, sizeof(sfx));
+    length += tag_suffix_size;
+    imm = make_imm(msg_kind::tagged, ep->index, tag);
+  }
   // From the packet: injected (and the packet freed) or sent in place.
-  const post_status st =
-      send_eager(d, nullptr, make_imm(kind, ep->index, tag), bytes, length, rank, tag, nullptr,
-                 nullptr);
+  const post_status st = send_eager(d, nullptr, imm, bytes, length, rank, tag, nullptr, nullptr);
   if (st != post_status::ok) {
     d.put_packet(p);
     // (A failed peer's sweep may have taken and finished the op meanwhile:

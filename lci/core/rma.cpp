@@ -26,8 +26,10 @@ void build_notify(rdv_op* op, const LCI_iovec_t& remote, bool is_iovec, uintptr_
                   const LCI_iovec_t& local, bool with_piggy) {
   const int count = is_iovec ? remote.count : 0;
   const size_t piggy = with_piggy ? local.piggy_back.length : 0;
-  const size_t length =
-      sizeof(notify_payload) + sizeof(notify_buffer) * static_cast<size_t>(count) + piggy;
+  const bool wide = is_wide_tag(op->tag) && op->ep->wide_tags;
+  const size_t length = sizeof(notify_payload) +
+                        sizeof(notify_buffer) * static_cast<size_t>(count) + piggy +
+                        (wide ? tag_suffix_size : 0);
   // A long transfer's notify fits the op; an iovec's goes on the heap.
   if (length > sizeof(op->notify_inline)) {
     op->notify = static_cast<char*>(calloc(1, length));
@@ -59,6 +61,11 @@ void build_notify(rdv_op* op, const LCI_iovec_t& remote, bool is_iovec, uintptr_
   }
   memcpy(op->notify, &n, sizeof(n));
   op->notify_imm = make_imm(msg_kind::notify, op->ep->index, op->tag);
+  if (wide) {
+    const tag_suffix sfx = make_tag_suffix(msg_kind::notify, op->tag);
+    memcpy(op->notify + length - tag_suffix_size, &sfx, sizeof(sfx));
+    op->notify_imm = make_imm(msg_kind::tagged, op->ep->index, op->tag);
+  }
 }
 
 post_status start_transfer(endpoint* ep, rdv_role role, const LCI_iovec_t& local,

@@ -128,6 +128,7 @@ endpoint* make_endpoint(device* d, const plist& p, uint32_t index) {
   ep->default_comp = p.default_comp;
   ep->match_rank = p.match_rank && p.match_type != LCI_MATCH_TAG;
   ep->tag_mask = p.match_tag ? 0xffffu : 0u;
+  ep->wide_tags = p.wide_tags;
   ep->target_context = p.target_context;
   ep->lookup_comp = p.lookup_comp;
   g_runtime->endpoints[index].store(ep, std::memory_order_release);

@@ -40,6 +40,7 @@ struct plist {
   // beyond LCI_match_t, arrivals' marker, rcomp lookup.
   bool match_rank = true;
   bool match_tag = true;
+  bool wide_tags = false;
   void* target_context = nullptr;
   comp_lookup_fn lookup_comp = nullptr;
 };

@@ -172,7 +172,7 @@ void dump_matching(line_writer& w, device& d) {
     v.posted = n->kind == match_kind::recv;
     v.rank = match_key_rank(n->key);
     v.endpoint = match_key_endpoint(n->key);
-    v.tag = match_key_tag(n->key);
+    v.tag = uint32_t{n->tag_hi} << 16 | match_key_tag(n->key);
     if (v.posted) {
       v.kind = recv_name(reinterpret_cast<const recv_ctx*>(n));
     } else {

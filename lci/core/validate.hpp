@@ -43,7 +43,10 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
     case msg_kind::am_medium_c:
     case msg_kind::put_to:
     case msg_kind::net:
-      return len >= trailer_size ? nullptr : "length (no trailer)";
+      // (The receive size leaves room for a tag suffix too: the payload
+      // is bounded here.)
+      if (len < trailer_size) return "length (no trailer)";
+      return len - trailer_size <= static_cast<size_t>(LCI_MEDIUM_SIZE) ? nullptr : "length";
     case msg_kind::rts:
     case msg_kind::rts_alloc: {
       if (len < sizeof(rts_payload)) return "length (truncated RTS)";
@@ -67,6 +70,18 @@ void drop_message(device& d, packet* p, const char* what, const char* field, int
                    ? nullptr
                    : "notify length";
       return n.length <= room - buffers ? nullptr : "notify length";
+    }
+    case msg_kind::tagged: {
+      // The suffix names a kind of 0..9 and a non-zero upper half; the rest
+      // is checked as a message of that kind.
+      if (len < tag_suffix_size) return "length (no tag suffix)";
+      tag_suffix t;
+      memcpy(&t, payload + len - tag_suffix_size, sizeof(t));
+      if (static_cast<uint8_t>(t.kind) >= static_cast<uint8_t>(msg_kind::tagged) ||
+          t.tag_hi == 0 || t.zero != 0)
+        return "tag suffix";
+      const uint32_t inner = static_cast<uint32_t>(t.kind) << 28 | (imm & 0x0fffffffu);
+      return invalid_field_other(inner, len - tag_suffix_size, payload);
     }
     case msg_kind::control:
       switch (static_cast<control_kind>(imm_endpoint(imm))) {

@@ -110,7 +110,9 @@ LCI_segment_t segment_of(mr_t mr) { return mr.is_empty() ? LCI_SEGMENT_ALL : mr.
 post_status attempt(const comm_args& a, lci::endpoint* ep, LCI_comp_t comp, bool* done_now,
                     LCI_request_t* out) {
   *done_now = false;
-  const uint32_t tag = static_cast<uint32_t>(a.tag) & 0xffffu;
+  // The whole tag (up to max_tag; ANY_TAG's bits are masked out of the key
+  // by its policy endpoint).
+  const uint32_t tag = static_cast<uint32_t>(a.tag);
   const bool eager = a.size <= static_cast<size_t>(LCI_MEDIUM_SIZE);
   switch (a.kind) {
     case comm_kind::send: {
@@ -126,14 +128,15 @@ post_status attempt(const comm_args& a, lci::endpoint* ep, LCI_comp_t comp, bool
     }
     case comm_kind::recv: {
       const uint64_t key = recv_key(ep, a.rank == ANY_SOURCE ? LCI_RANK_ANY : a.rank, tag);
+      const uint16_t tag_hi = recv_tag_hi(ep, tag);
       if (comp == nullptr)
         fatal("lci::post_recv: internal error: a receive without a completion object");
       if (out) {
-        *done_now = post_recv_or_done(ep, key, a.local_buffer, a.size, comp, a.user_context,
-                                      segment_of(a.mr), !eager, out);
+        *done_now = post_recv_or_done(ep, key, tag_hi, a.local_buffer, a.size, comp,
+                                      a.user_context, segment_of(a.mr), !eager, out);
       } else {
         post_recv_keyed(ep, key, a.local_buffer, a.size, false, comp, a.user_context,
-                        segment_of(a.mr), nullptr, true, !eager);
+                        segment_of(a.mr), nullptr, true, !eager, tag_hi);
       }
       return post_status::ok;
     }
@@ -244,9 +247,9 @@ status_t post_comm(const comm_args& a) {
     bad_argument(call, "rank " + std::to_string(a.rank) + " is not in [0, " +
                            std::to_string(LCI_NUM_PROCESSES) + ")");
   const bool any_tag = a.kind == comm_kind::recv && a.tag == ANY_TAG;
-  if (__builtin_expect(a.tag > 0xffffu && !any_tag, 0))
+  if (__builtin_expect(a.tag > max_tag && !any_tag, 0))
     bad_argument(call, "tag " + std::to_string(a.tag) +
-                           " is beyond the runtime's max_tag (65535; get_attr_max_tag)");
+                           " is beyond the runtime's max_tag (4294967295; get_attr_max_tag)");
   if (__builtin_expect(a.size && a.local_buffer == nullptr, 0))
     bad_argument(call, "local_buffer is nullptr with size " + std::to_string(a.size));
   if (__builtin_expect(!any_source && peer_refused(a.rank), 0))
@@ -358,7 +361,7 @@ errorcode_t post_send_plain(device_impl_t* device, int rank, void* buffer, size_
   if (__builtin_expect(e == nullptr || !(allow & allow_retry_bit) ||
                            static_cast<unsigned>(rank) >=
                                static_cast<unsigned>(LCI_NUM_PROCESSES) ||
-                           tag > 0xffffu || reinterpret_cast<uintptr_t>(comp) <= 1 ||
+                           tag > max_tag || reinterpret_cast<uintptr_t>(comp) <= 1 ||
                            size > static_cast<size_t>(LCI_MEDIUM_SIZE) ||
                            (size && buffer == nullptr) || peer_refused(rank) ||
                            d->backlog_size.load(std::memory_order_acquire) != 0,
@@ -382,7 +385,7 @@ status_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t s
   if (__builtin_expect(e == nullptr ||
                            (static_cast<unsigned>(rank) >=
                                 static_cast<unsigned>(LCI_NUM_PROCESSES) && !any_source) ||
-                           (tag > 0xffffu && !any_tag) ||
+                           (tag > max_tag && !any_tag) ||
                            reinterpret_cast<uintptr_t>(comp) <= 1 ||
                            (size && buffer == nullptr) || (!any_source && peer_refused(rank)),
                        0))
@@ -390,21 +393,21 @@ status_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t s
                            allow);
   // policy_endpoint's key: rank_tag, less what the receive leaves open.
   lci::endpoint* ep = e->by_policy[3u & ~(any_source ? 1u : 0u) & ~(any_tag ? 2u : 0u)];
-  const uint64_t key = recv_key(ep, any_source ? LCI_RANK_ANY : rank,
-                                static_cast<uint32_t>(tag) & 0xffffu);
+  const uint64_t key = recv_key(ep, any_source ? LCI_RANK_ANY : rank, static_cast<uint32_t>(tag));
+  const uint16_t tag_hi = recv_tag_hi(ep, static_cast<uint32_t>(tag));
   const bool long_recv = size > static_cast<size_t>(LCI_MEDIUM_SIZE);
   LCI_comp_t core = static_cast<LCI_comp_t>(comp->core_);
   if (allow & allow_done_bit) {
     LCI_request_t r;
-    if (post_recv_or_done(ep, key, buffer, size, core, user_context, LCI_SEGMENT_ALL, long_recv,
-                          &r)) {
+    if (post_recv_or_done(ep, key, tag_hi, buffer, size, core, user_context, LCI_SEGMENT_ALL,
+                          long_recv, &r)) {
       status_t s = to_status(r, false);
       s.error = errorcode_t::done;
       return s;
     }
   } else {
     post_recv_keyed(ep, key, buffer, size, false, core, user_context, LCI_SEGMENT_ALL, nullptr,
-                    true, long_recv);
+                    true, long_recv, tag_hi);
   }
   return status_t(errorcode_t::posted);
 }

@@ -33,6 +33,12 @@
 
 namespace lci {
 
+// The largest tag (get_attr_max_tag): the core matches and reports 32 bits
+// of a tag; those beyond the message header's 16 (get_attr_max_imm_tag)
+// travel in a tag suffix (lci/core/protocol.hpp).
+inline constexpr tag_t max_tag = 0xffffffffu;
+inline constexpr tag_t max_imm_tag = 0xffffu;
+
 // The request markers of arrivals at a target (impl.hpp's header comment).
 extern char g_target_marker[2];
 inline void* am_marker() { return &g_target_marker[0]; }

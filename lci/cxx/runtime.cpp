@@ -292,6 +292,7 @@ endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_con
     plist p;
     p.match_rank = (policy & 1) != 0;  // rank_only, rank_tag
     p.match_tag = (policy & 2) != 0;   // tag_only, rank_tag
+    p.wide_tags = true;                // tags up to 2^32-1 (max_tag)
     p.cmd_comp_type = comp_type_any;
     p.msg_comp_type = comp_type_any;
     p.default_comp = nullptr;
@@ -364,10 +365,10 @@ runtime_t alloc_runtime(const runtime_args& a, bool global) {
       (a.set_mask & 16u) ? a.alloc_default_packet_pool : defaults.alloc_default_packet_pool;
   at.alloc_default_matching_engine = (a.set_mask & 32u) ? a.alloc_default_matching_engine
                                                         : defaults.alloc_default_matching_engine;
-  // Tags travel in 16 bits of the message header (docs/lci2.md); remote
-  // completion handles in a 64-bit field.
-  at.max_tag = 0xffffu;
-  at.max_imm_tag = 0xffffu;
+  // Tags of up to 32 bits, the lower 16 in the message header (docs/lci2.md);
+  // remote completion handles in a 64-bit field.
+  at.max_tag = max_tag;
+  at.max_imm_tag = max_imm_tag;
   at.max_rcomp = 0x7fffffffu;
   at.max_imm_rcomp = 0x7fffffffu;
   at.name = a.name ? a.name : DEFAULT_NAME;

@@ -7,9 +7,15 @@
 // or frees them. A node belongs to the table from the insert_or_match() that
 // appends it until the insert_or_match() that returns it.
 //
+// An entry's identity is its key (make_match_key) and its tag_hi, the
+// upper half of a tag wider than the key's 16 bits (the LCI 2 interface's
+// tags; 0 for every tag of the C API). Below, "equal key" means both are
+// equal; tag_hi is compared only where the key already matched.
+//
 // Layout: 2^n buckets, one cache line each: {spin lock, entry count, head,
-// tail} of a singly linked FIFO chain. The bucket of a key is
-// mix(key) & (nbuckets - 1); one chain holds the entries of several keys.
+// tail} of a singly linked FIFO chain. The bucket of an entry is
+// mix(key, tag_hi) & (nbuckets - 1); one chain holds the entries of several
+// keys.
 //
 // Invariants (of each bucket, under its lock):
 //   - all entries with equal key have the same kind: an insert of the
@@ -42,7 +48,9 @@ struct match_node {
   uint64_t key;
   match_node* next;
   match_kind kind;
+  uint16_t tag_hi;  // the tag's upper half (in the padding after kind)
 };
+static_assert(sizeof(match_node) == 24, "match_node: tag_hi fits the padding");
 
 // Key layout: bits 63..32 the rank (two's complement, so LCI_RANK_ANY = -1 is
 // a distinct value), bits 27..16 the endpoint number, bits 15..0 the tag.
@@ -71,15 +79,20 @@ class match_table {
   match_table(const match_table&) = delete;
   match_table& operator=(const match_table&) = delete;
 
-  // If the table holds an entry with node->key and the opposite kind, unlinks
-  // the oldest such entry and returns it; otherwise appends node (key and
-  // kind set by the caller) and returns nullptr.
-  match_node* insert_or_match(match_node* node) noexcept {
-    bucket& b = buckets_[mix(node->key) & mask_];
+  // If the table holds an entry with node->key, node->tag_hi and the
+  // opposite kind, unlinks the oldest such entry and returns it; otherwise
+  // appends node (key, tag_hi and kind set by the caller) and returns
+  // nullptr. Inlined at every call: a
+  // caller that knows tag_hi (0 for the C API's receives and messages)
+  // then pays neither its hashing nor a call.
+  [[gnu::always_inline]] match_node* insert_or_match(match_node* node) noexcept {
+    const uint64_t key = node->key;
+    const uint16_t tag_hi = node->tag_hi;
+    bucket& b = buckets_[mix(key, tag_hi) & mask_];
     b.lock.lock();
     match_node* prev = nullptr;
     for (match_node* cur = b.head; cur != nullptr; prev = cur, cur = cur->next) {
-      if (cur->key != node->key) continue;
+      if (cur->key != key || cur->tag_hi != tag_hi) continue;
       // The first entry with this key is the oldest, and all entries with
       // this key share its kind: it decides.
       if (cur->kind == node->kind) break;
@@ -106,19 +119,20 @@ class match_table {
     return nullptr;
   }
 
-  // If the oldest entry with `key` has the opposite kind of `kind` and
-  // take(entry) says yes, unlinks and returns it; otherwise changes nothing
-  // and returns nullptr. For a message that is only delivered this way when
-  // its receive is already waiting (and otherwise enters the table later
-  // through insert_or_match, which then meets any receive posted between).
+  // If the oldest entry with `key` and tag_hi 0 has the opposite kind of
+  // `kind` and take(entry) says yes, unlinks and returns it; otherwise
+  // changes nothing and returns nullptr. For a message that is only
+  // delivered this way when its receive is already waiting (and otherwise
+  // enters the table later through insert_or_match, which then meets any
+  // receive posted between).
   template <class Pred>
   match_node* take_if(uint64_t key, match_kind kind, Pred&& take) noexcept {
-    bucket& b = buckets_[mix(key) & mask_];
+    bucket& b = buckets_[mix(key, 0) & mask_];
     if (b.count.load(std::memory_order_relaxed) == 0) return nullptr;  // a stale 0: as if later
     b.lock.lock();
     match_node* prev = nullptr;
     for (match_node* cur = b.head; cur != nullptr; prev = cur, cur = cur->next) {
-      if (cur->key != key) continue;
+      if (cur->key != key || cur->tag_hi != 0) continue;
       if (cur->kind == kind || !take(cur)) break;
       if (prev != nullptr)
         prev->next = cur->next;
@@ -214,8 +228,12 @@ class match_table {
   // low half: every key bit reaches the high half of the product, so every
   // key bit affects the low bits used to pick a bucket, and keys differing
   // only in rank or in endpoint spread as well as keys differing in tag
-  // (three instructions on every post and every arrival).
-  static uint64_t mix(uint64_t x) noexcept {
+  // (three instructions on every post and every arrival). tag_hi goes in
+  // first at bits 28..43, from the key's unused bits 28..31 up into the
+  // rank's (a shift and an xor; none where tag_hi is known to be 0), so
+  // tags differing only in their upper half spread too.
+  static uint64_t mix(uint64_t key, uint16_t tag_hi) noexcept {
+    uint64_t x = key ^ (static_cast<uint64_t>(tag_hi) << 28);
     x *= 0x9e3779b97f4a7c15ull;
     return x ^ (x >> 32);
   }

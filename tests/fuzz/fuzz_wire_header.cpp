@@ -52,6 +52,17 @@ void touch(const char* at, size_t n) {
 void read_as_handler(uint32_t imm, const char* payload, size_t len) {
   const size_t medium = static_cast<size_t>(LCI_MEDIUM_SIZE);
   switch (imm_kind(imm)) {
+    case msg_kind::tagged: {
+      // progress.cpp on_tagged: the suffix, then the message without it as
+      // one of the kind it names (never `tagged` again).
+      require(len >= tag_suffix_size);
+      tag_suffix s;
+      std::memcpy(&s, payload + len - tag_suffix_size, sizeof(s));
+      require(s.kind < msg_kind::tagged && s.tag_hi != 0);
+      read_as_handler(static_cast<uint32_t>(s.kind) << 28 | (imm & 0x0fffffffu), payload,
+                      len - tag_suffix_size);
+      return;
+    }
     case msg_kind::short_msg:
     case msg_kind::am_short:
       touch(payload, LCI_SHORT_SIZE);  // the immediate data
@@ -131,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint32_t imm = take_u32(p);
   const int src_rank = static_cast<int16_t>(take_u16(p));
   LCI_NUM_PROCESSES = 1 + take_u16(p) % 1024;
-  const size_t recv_size = static_cast<size_t>(LCI_MEDIUM_SIZE) + trailer_size;
+  const size_t recv_size = static_cast<size_t>(LCI_MEDIUM_SIZE) + max_extra_bytes;
   // Lengths past the receive size are possible (a lying backend) but rare.
   const size_t len = take_u32(p) % (recv_size + 64);
   const size_t have = size - 12;

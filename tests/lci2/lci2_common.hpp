@@ -45,6 +45,19 @@ void progress_until(Pred pred, const char* what, lci::device_t device = lci::dev
   }
 }
 
+// Calls op() (an operation object, e.g. post_send_x(...)) until it is not
+// refused (retry), progressing the default device; fatal after k_wait_s.
+template <class Op>
+lci::status_t until_accepted(Op op, const char* what) {
+  lci_test::deadline d(k_wait_s);
+  for (;;) {
+    lci::status_t s = op();
+    if (!s.is_retry()) return s;
+    lci::progress();
+    if (d.passed()) fatal(std::string("refused for too long: ") + what);
+  }
+}
+
 // The control channel: an endpoint of `device` (the default device when
 // empty) that only the helpers below use. Collective.
 void control_init(lci::device_t device = lci::device_t());

@@ -69,8 +69,8 @@ TEST_CASE("global_initialize, the default attributes, g_runtime_init, g_runtime_
   lci::runtime_t rt = lci::g_runtime_init();
   CHECK_FALSE(rt.is_empty());
   CHECK(lci::get_g_runtime() == rt);
-  CHECK(rt.get_attr_max_tag() == 65535);
-  CHECK(lci::get_g_runtime().get_attr_max_tag() == 65535);
+  CHECK(rt.get_attr_max_tag() == 0xFFFFFFFFu);
+  CHECK(lci::get_g_runtime().get_attr_max_tag() == 0xFFFFFFFFu);
   CHECK(rt.get_attr_alloc_default_device());
   CHECK(lci::get_default_packet_pool().get_attr_npackets() == 512);
   lci::device_t dev = lci::get_default_device();
@@ -122,9 +122,10 @@ TEST_CASE("refusals: empty handles, bad ranks, tags and arguments throw std::run
   CHECK_THROWS_AS(lci::post_send(-1, buf, 8, 0, cq), std::runtime_error);
   CHECK_THROWS_AS(lci::post_send(lci::ANY_SOURCE, buf, 8, 0, cq), std::runtime_error);
   CHECK_THROWS_AS(lci::post_recv(n + 3, buf, 8, 0, cq), std::runtime_error);
-  CHECK_THROWS_AS(lci::post_send(next(), buf, 8, 65536, cq), std::runtime_error);
+  CHECK_THROWS_AS(lci::post_send(next(), buf, 8, lci::tag_t{1} << 32, cq), std::runtime_error);
   CHECK_THROWS_AS(lci::post_send(next(), buf, 8, lci::ANY_TAG, cq), std::runtime_error);
-  CHECK_THROWS_AS(lci::post_recv(prev(), buf, 8, 70000, cq), std::runtime_error);
+  CHECK_THROWS_AS(lci::post_recv(prev(), buf, 8, (lci::tag_t{1} << 32) + 70000, cq),
+                  std::runtime_error);
   CHECK_THROWS_AS(lci::post_am(n, buf, 8, cq, 1), std::runtime_error);
   CHECK_THROWS_AS(lci::post_am(next(), buf, 8, cq, 0), std::runtime_error);  // no rcomp 0
   CHECK_THROWS_AS(lci::post_send(next(), nullptr, 8, 0, cq), std::runtime_error);

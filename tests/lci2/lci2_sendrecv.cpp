@@ -45,17 +45,6 @@ std::vector<size_t> sizes() {
   return {0, 1, 8, m - 1, m, m + 1, 64 * 1024, 4 * 1024 * 1024};
 }
 
-// Posts a send until it is not refused (retry), progressing.
-lci::status_t send_until_accepted(lci::post_send_x op, const char* what) {
-  lci_test::deadline d(k_wait_s);
-  for (;;) {
-    lci::status_t s = op();
-    if (!s.is_retry()) return s;
-    lci::progress();
-    if (d.passed()) fatal(std::string("send refused for too long: ") + what);
-  }
-}
-
 // The completion objects of one kind for one exchange: the send's and the
 // receive's (one object for both where statuses tell them apart).
 struct comps {
@@ -150,7 +139,7 @@ void exchange(size_t size, kind k, size_t extra) {
 
   const lci::status_t rs =
       lci::post_recv_x(prev(), rbuf.data(), size + extra, tag, c.recv).user_context(rctx)();
-  const lci::status_t ss = send_until_accepted(
+  const lci::status_t ss = until_accepted(
       lci::post_send_x(next(), sbuf.data(), size, tag, c.send).user_context(sctx), "exchange");
   const bool eager = size <= max_bcopy();
   if (eager) {
@@ -199,7 +188,7 @@ void exchange(size_t size, kind k, size_t extra) {
 TEST_CASE("the eager size and the tag space") {
   CHECK(max_bcopy() >= 1024);
   CHECK(max_bcopy() == static_cast<size_t>(LCI_MEDIUM_SIZE));
-  CHECK(lci::get_g_runtime().get_attr_max_tag() == 65535);
+  CHECK(lci::get_g_runtime().get_attr_max_tag() == 0xFFFFFFFFu);
 }
 
 TEST_CASE("every size with every kind of completion object") {
@@ -224,7 +213,7 @@ TEST_CASE("a program's own completion object is never deleted by LCI") {
     std::vector<char> big(100000, 7), in(100000);
     const lci::tag_t tag = fresh_tag();
     lci::status_t rs = lci::post_recv(prev(), in.data(), in.size(), tag, c);
-    lci::status_t ss = send_until_accepted(lci::post_send_x(next(), big.data(), big.size(), tag, c),
+    lci::status_t ss = until_accepted(lci::post_send_x(next(), big.data(), big.size(), tag, c),
                                            "custom");
     CHECK(ss.is_posted());
     const size_t n = 1 + (rs.is_posted() ? 1 : 0);
@@ -248,7 +237,7 @@ TEST_CASE("a receive that finds its message already there is done, with the data
     fill(sbuf.data(), size, seed_of(lci::get_rank_me(), static_cast<uint32_t>(tag)));
     lci::comp_t cq = lci::alloc_cq();
     const lci::status_t ss =
-        send_until_accepted(lci::post_send_x(next(), sbuf.data(), size, tag, cq), "early");
+        until_accepted(lci::post_send_x(next(), sbuf.data(), size, tag, cq), "early");
     CHECK(ss.is_done());
     barrier();
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
@@ -285,7 +274,7 @@ TEST_CASE("allow_done(false): every completion goes through the completion objec
     fill(sbuf.data(), size, seed_of(lci::get_rank_me(), static_cast<uint32_t>(tag)));
     int sctx = 0, rctx = 0;
     // The message arrives first, so that a receive could be done at once.
-    const lci::status_t ss = send_until_accepted(
+    const lci::status_t ss = until_accepted(
         lci::post_send_x(next(), sbuf.data(), size, tag, cq).user_context(&sctx).allow_done(false),
         "allow_done");
     CHECK(ss.is_posted());
@@ -395,7 +384,7 @@ TEST_CASE("matching policies with ANY_SOURCE and ANY_TAG") {
           lci::post_recv_x(pc.any_source ? lci::ANY_SOURCE : prev(), rbuf.data(), size,
                            pc.any_tag ? lci::ANY_TAG : tag, cq)
               .matching_policy(pc.policy)();
-      const lci::status_t ss = send_until_accepted(
+      const lci::status_t ss = until_accepted(
           lci::post_send_x(next(), sbuf.data(), size, tag, cq).matching_policy(pc.policy),
           pc.name);
       const size_t n = (ss.is_posted() ? 1 : 0) + (rs.is_posted() ? 1 : 0);
@@ -433,7 +422,7 @@ TEST_CASE("many messages with many tags in flight, received out of order") {
     sbufs[i].resize(size_of(i));
     fill(sbufs[i].data(), sbufs[i].size(), seed_of(lci::get_rank_me(), 7, static_cast<uint32_t>(i)));
     rbufs[i].assign(size_of(i) + 8, static_cast<char>(lci_test::k_sentinel));
-    const lci::status_t s = send_until_accepted(
+    const lci::status_t s = until_accepted(
         lci::post_send_x(next(), sbufs[i].data(), sbufs[i].size(), base + static_cast<lci::tag_t>(i), scq)
             .user_context(reinterpret_cast<void*>(static_cast<uintptr_t>(i + 1))),
         "many");

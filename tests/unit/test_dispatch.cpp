@@ -40,7 +40,9 @@ TEST_CASE("every kind of every dispatch table has exactly one handler") {
 }
 
 TEST_CASE("the kinds that need a handler are the kinds of the wire and the backlog") {
-  CHECK(std::size(arrival_kinds) == 11);
+  CHECK(std::size(arrival_kinds) == 12);
+  CHECK(std::size(tagged_arrival_kinds) == 3);
+  for (const msg_kind k : tagged_arrival_kinds) CHECK(k != msg_kind::tagged);
   CHECK(std::size(control_kinds) == 6);
   for (const msg_kind k : arrival_kinds) {
     CHECK(k != msg_kind::control);

@@ -31,9 +31,10 @@ struct item {
 
 item* item_of(match_node* n) { return reinterpret_cast<item*>(n); }
 
-match_node* prepare(item& it, uint64_t key, match_kind kind) {
+match_node* prepare(item& it, uint64_t key, match_kind kind, uint16_t tag_hi = 0) {
   it.node.key = key;
   it.node.kind = kind;
+  it.node.tag_hi = tag_hi;
   it.node.next = reinterpret_cast<match_node*>(0x1);  // the table must set it
   return &it.node;
 }
@@ -105,6 +106,31 @@ TEST_CASE("match_table: LCI_RANK_ANY keys (tag-only matching)") {
   // ...one keyed with RANK_ANY (what a tag-only endpoint computes) meets it.
   CHECK(table.insert_or_match(prepare(tag_only, any, match_kind::send)) == &recv.node);
   CHECK(table.size() == 1);
+}
+
+TEST_CASE("match_table: keys equal but for tag_hi (wide tags) do not meet") {
+  // One bucket and many: entries differing only in their tag's upper half
+  // share a chain or not, and meet only their own.
+  for (size_t buckets : {size_t{1}, size_t{1024}}) {
+    CAPTURE(buckets);
+    lci::match_table table(buckets);
+    const uint64_t key = lci::make_match_key(0, 3, 5);
+    item r1{}, r2{}, r0{}, s2{}, s0{}, s1{};
+    CHECK(table.insert_or_match(prepare(r1, key, match_kind::recv, 1)) == nullptr);
+    CHECK(table.insert_or_match(prepare(r2, key, match_kind::recv, 2)) == nullptr);
+    CHECK(table.insert_or_match(prepare(r0, key, match_kind::recv, 0)) == nullptr);
+    CHECK(table.insert_or_match(prepare(s2, key, match_kind::send, 2)) == &r2.node);
+    CHECK(table.insert_or_match(prepare(s0, key, match_kind::send, 0)) == &r0.node);
+    CHECK(table.insert_or_match(prepare(s1, key, match_kind::send, 1)) == &r1.node);
+    CHECK(table.size() == 0);
+    // take_if meets tag_hi 0 only.
+    item m1{}, m0{};
+    CHECK(table.insert_or_match(prepare(m1, key, match_kind::send, 1)) == nullptr);
+    CHECK(table.take_if(key, match_kind::recv, [](const match_node*) { return true; }) == nullptr);
+    CHECK(table.insert_or_match(prepare(m0, key, match_kind::send, 0)) == nullptr);
+    CHECK(table.take_if(key, match_kind::recv, [](const match_node*) { return true; }) == &m0.node);
+    CHECK(table.size() == 1);
+  }
 }
 
 TEST_CASE("match_table: FIFO among equal keys, chains shared by many keys") {

@@ -22,7 +22,8 @@ namespace {
 constexpr msg_kind k_all_kinds[] = {
     msg_kind::short_msg, msg_kind::medium,   msg_kind::rts,         msg_kind::am_short,
     msg_kind::am_short_c, msg_kind::am_medium, msg_kind::am_medium_c, msg_kind::put_to,
-    msg_kind::rts_alloc, msg_kind::notify,   msg_kind::net,         msg_kind::control};
+    msg_kind::rts_alloc, msg_kind::notify,   msg_kind::tagged,      msg_kind::net,
+    msg_kind::control};
 
 // The reason as a string ("" for an accepted message), so doctest prints it.
 std::string reason(const char* r) { return r ? r : ""; }
@@ -36,10 +37,19 @@ void set_job_globals() {
 }
 
 // Checks a message of `bytes` with immediate `imm` from rank 1, arriving in a
-// receive buffer of LCI_MEDIUM_SIZE + trailer_size bytes.
+// receive buffer of LCI_MEDIUM_SIZE + max_extra_bytes bytes (the device's).
 std::string check_message(uint32_t imm, const std::vector<char>& bytes) {
   return reason(invalid_field(imm, 1, bytes.size(), bytes.data(),
-                              static_cast<size_t>(LCI_MEDIUM_SIZE) + trailer_size));
+                              static_cast<size_t>(LCI_MEDIUM_SIZE) + max_extra_bytes));
+}
+
+// `bytes` as a `tagged` message of kind k with tag_hi (and `zero`) appended.
+std::vector<char> with_suffix(std::vector<char> bytes, msg_kind k, uint16_t tag_hi,
+                              uint8_t zero = 0) {
+  const tag_suffix s{tag_hi, k, zero};
+  const char* p = reinterpret_cast<const char*>(&s);
+  bytes.insert(bytes.end(), p, p + sizeof(s));
+  return bytes;
 }
 
 template <class T>
@@ -280,10 +290,19 @@ TEST_CASE("validate: bad lengths of eager messages") {
   const std::vector<char> too_long(k_medium + 1, 0);
   CHECK(check_message(make_imm(msg_kind::medium, 0, 0), too_long) == "length");
   CHECK(check_message(make_imm(msg_kind::am_medium, 0, 0), too_long) == "length");
+  // A tag suffix does not make room for a longer payload.
+  CHECK(check_message(make_imm(msg_kind::tagged, 0, 0),
+                      with_suffix(too_long, msg_kind::medium, 1)) == "length");
   const std::vector<char> no_trailer(trailer_size - 1, 0);
   CHECK(check_message(make_imm(msg_kind::am_medium_c, 0, 0), no_trailer) == "length (no trailer)");
   CHECK(check_message(make_imm(msg_kind::put_to, 0, 0), no_trailer) == "length (no trailer)");
   CHECK(check_message(make_imm(msg_kind::net, 0, 0), no_trailer) == "length (no trailer)");
+  // The receive buffer has room for a trailer and a tag suffix past a full
+  // payload: a payload longer than LCI_MEDIUM_SIZE is refused all the same.
+  const std::vector<char> long_tr(k_medium + tag_suffix_size + trailer_size, 0);
+  CHECK(check_message(make_imm(msg_kind::am_medium_c, 0, 0), long_tr) == "length");
+  CHECK(check_message(make_imm(msg_kind::put_to, 0, 0), long_tr) == "length");
+  CHECK(check_message(make_imm(msg_kind::net, 0, 0), long_tr) == "length");
 }
 
 TEST_CASE("validate: RTS counts against the length") {
@@ -355,10 +374,65 @@ TEST_CASE("validate: control messages") {
     CHECK(check_message(make_imm(msg_kind::control, sub, 0), fin) == "control kind");
 }
 
+TEST_CASE("protocol: tag suffix layout") {
+  static_assert(std::is_trivially_copyable<tag_suffix>::value, "sent as bytes");
+  CHECK(sizeof(tag_suffix) == tag_suffix_size);
+  CHECK(offsetof(tag_suffix, tag_hi) == 0u);
+  CHECK(offsetof(tag_suffix, kind) == 2u);
+  CHECK(static_cast<uint32_t>(msg_kind::tagged) == 10u);
+  CHECK_FALSE(is_wide_tag(0xffffu));
+  CHECK(is_wide_tag(0x10000u));
+  const tag_suffix s = make_tag_suffix(msg_kind::rts, 0xabcd1234u);
+  CHECK(s.tag_hi == 0xabcdu);
+  CHECK(s.kind == msg_kind::rts);
+  CHECK(s.zero == 0);
+  // A full medium payload with a trailer and a suffix fits a packet's slack.
+  CHECK(packet_slack >= max_extra_bytes + 16);  // + the ofi backend's authentication trailer
+}
+
+TEST_CASE("validate: tagged messages are checked as their own kind") {
+  set_job_globals();
+  const uint32_t imm = make_imm(msg_kind::tagged, 3, 0x5678);
+  for (size_t len : {size_t{0}, size_t{1}, static_cast<size_t>(k_medium)}) {
+    const std::vector<char> m(len, 'm');
+    CHECK(check_message(imm, with_suffix(m, msg_kind::medium, 0x1234)) == "");
+    CHECK(check_message(imm, with_suffix(m, msg_kind::am_medium, 0xffff)) == "");
+  }
+  // The largest message: a full payload, a trailer and the suffix.
+  CHECK(check_message(imm, with_suffix(std::vector<char>(k_medium + trailer_size),
+                                       msg_kind::am_medium_c, 1)) == "");
+  CHECK(check_message(imm, with_suffix(bytes_of(make_rts(0, 0)), msg_kind::rts, 1)) == "");
+  CHECK(check_message(imm, with_suffix(bytes_of(make_rts(0, 0)), msg_kind::rts_alloc, 1)) == "");
+  CHECK(check_message(imm, with_suffix(bytes_of(make_notify(LCI_LONG, 0, 8, 0)),
+                                       msg_kind::notify, 7)) == "");
+  CHECK(check_message(imm, with_suffix(std::vector<char>(LCI_SHORT_SIZE), msg_kind::short_msg,
+                                       2)) == "");
+
+  // No room for a suffix; a suffix naming no message kind, `tagged` itself
+  // or a control message; an upper half of 0 (an ordinary message's tag);
+  // a non-zero pad byte.
+  CHECK(check_message(imm, std::vector<char>(tag_suffix_size - 1)) == "length (no tag suffix)");
+  CHECK(check_message(imm, with_suffix({}, msg_kind::tagged, 1)) == "tag suffix");
+  CHECK(check_message(imm, with_suffix({}, msg_kind::control, 1)) == "tag suffix");
+  CHECK(check_message(imm, with_suffix({}, static_cast<msg_kind>(12), 1)) == "tag suffix");
+  CHECK(check_message(imm, with_suffix({}, msg_kind::medium, 0)) == "tag suffix");
+  CHECK(check_message(imm, with_suffix({}, msg_kind::medium, 1, 1)) == "tag suffix");
+  // The rest is checked as the named kind, without the suffix.
+  CHECK(check_message(imm, with_suffix(std::vector<char>(LCI_SHORT_SIZE + 1), msg_kind::short_msg,
+                                       2)) == "length (short message)");
+  CHECK(check_message(imm, with_suffix(std::vector<char>(trailer_size - 1), msg_kind::am_medium_c,
+                                       2)) == "length (no trailer)");
+  std::vector<char> rts = bytes_of(make_rts(1, 0));
+  CHECK(check_message(imm, with_suffix(rts, msg_kind::rts, 3)) == "RTS count");
+  // A receive buffer too small for the whole message.
+  const std::vector<char> m = with_suffix(std::vector<char>(10), msg_kind::medium, 1);
+  CHECK(reason(invalid_field(imm, 0, m.size(), m.data(), m.size() - 1)) == "length");
+}
+
 TEST_CASE("validate: kinds that never arrive as messages") {
   set_job_globals();
   const std::vector<char> b(64, 0);
-  for (uint32_t k = 10; k < 15; ++k) {
+  for (uint32_t k = 11; k < 15; ++k) {
     if (static_cast<msg_kind>(k) == msg_kind::net) continue;
     CAPTURE(k);
     CHECK(check_message(make_imm(static_cast<msg_kind>(k), 0, 0), b) == "kind");
