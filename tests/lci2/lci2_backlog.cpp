@@ -179,12 +179,7 @@ int main(int argc, char** argv) {
   lci::global_attr_t attr = lci::get_g_default_attr();
   attr.npackets = k_npackets;
   lci::set_g_default_attr(attr);
-  lci::g_runtime_init();
-  control_init();
-  const int rc = run_doctest(argc, argv);
-  barrier();
-  control_fina();
-  lci::g_runtime_fina();
+  const int rc = run_in_global_runtime(argc, argv);
   lci::global_finalize();
   return rc;
 }
