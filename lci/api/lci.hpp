@@ -611,22 +611,38 @@ LCI_CXX_API status_t post_comm(const comm_args& a);
 // The narrow entries of the common send and receive (comm.cpp): the global
 // runtime, `device` (nullptr: its default device), that device's default
 // endpoint, rank_tag matching, memory semantics, no mr, a posted
-// completion allowed (allow_posted). Every argument but the last two in a
-// register and no comm_args built: post_send_x and post_recv_x call them
-// when only these arguments were set (comm_args::plain), post_comm
-// otherwise. Same checks, states and backlog as post_comm, which they hand
-// anything uncommon to.
-// post_send_plain, called only with allow_done, returns the state alone:
-// a send's status is all arguments (done) or none (posted, retry,
-// done_backlog, posted_backlog), which its caller fills in.
+// completion allowed (allow_posted). Every argument in a register (the
+// receive: all but two) and no comm_args built: post_send_x and post_recv_x
+// call them when only these arguments were set (comm_args::plain), and
+// hand the operation to post_comm when an entry returns `not_taken` (an
+// argument post_comm would reject, a failed peer, a backlog to wait
+// behind, a size beyond the eager limit), so that errors, states and the
+// backlog are post_comm's.
+constexpr errorcode_t not_taken = errorcode_t::posted_min;
+// The send, for allow_done: done (sent; the caller fills in the status
+// from its arguments), a retry code (nothing sent: the caller returns it
+// when its allow_retry and completion object let it, post_comm otherwise)
+// or not_taken. Neither the completion object nor user_context is needed
+// for these.
 LCI_CXX_API errorcode_t post_send_plain(device_impl_t* device, int rank, void* local_buffer,
+                                        size_t size, tag_t tag);
+// The receive: posted, done (only with `done` not null, whose status it
+// constructed: allow_done) or not_taken.
+LCI_CXX_API errorcode_t post_recv_plain(device_impl_t* device, int rank, void* local_buffer,
                                         size_t size, tag_t tag, comp_impl_t* local_comp,
-                                        void* user_context, unsigned allow);
-LCI_CXX_API status_t post_recv_plain(device_impl_t* device, int rank, void* local_buffer,
-                                     size_t size, tag_t tag, comp_impl_t* local_comp,
-                                     void* user_context, unsigned allow);
-// `allow` of the plain entries: allow_done and allow_retry as bits.
-enum : unsigned { allow_done_bit = 1, allow_retry_bit = 2 };
+                                        void* user_context, status_t* done);
+// post_comm for what a plain entry did not take, from the same arguments
+// (out of line: the caller's comm_args need not be built for it).
+LCI_CXX_API status_t post_plain_slow(comm_kind kind, device_impl_t* device, int rank,
+                                     void* local_buffer, size_t size, tag_t tag,
+                                     comp_impl_t* local_comp, void* user_context, bool allow_done,
+                                     bool allow_retry);
+// Storage for post_recv_plain's done status that the caller does not
+// initialize (the entry constructs it only when it returns done).
+union status_slot {
+  status_t s;
+  status_slot() {}
+};
 
 // Whether `a` may take a plain entry: nothing beyond the device, the
 // positional arguments, user_context and allow_* set, allow_posted true.
@@ -637,9 +653,6 @@ inline bool plain(const comm_args& a) {
          a.endpoint.p_impl == nullptr && a.matching_engine.p_impl == nullptr &&
          a.mr.p_impl == nullptr && a.comp_semantic == comp_semantic_t::memory &&
          a.matching_policy == matching_policy_t::rank_tag && a.allow_posted;
-}
-inline unsigned plain_allow(const comm_args& a) {
-  return (a.allow_done ? allow_done_bit : 0u) | (a.allow_retry ? allow_retry_bit : 0u);
 }
 
 }  // namespace detail
@@ -1548,17 +1561,24 @@ class post_send_x {
   LCI_CXX_ARG_SETTER(post_send_x, matching_policy_t, matching_policy)
   status_t call() const {
     if (detail::plain(a_) && a_.allow_done) {
-      status_t s(detail::post_send_plain(a_.device.p_impl, a_.rank, a_.local_buffer, a_.size,
-                                         a_.tag, a_.local_comp.p_impl, a_.user_context,
-                                         detail::plain_allow(a_)));
-      if (s.error.errorcode == errorcode_t::done) {
+      const errorcode_t e =
+          detail::post_send_plain(a_.device.p_impl, a_.rank, a_.local_buffer, a_.size, a_.tag);
+      if (__builtin_expect(e == errorcode_t::done, 1)) {
+        status_t s(errorcode_t::done);
         s.rank = a_.rank;
         s.buffer = a_.local_buffer;
         s.size = a_.size;
         s.tag = a_.tag;
         s.user_context = a_.user_context;
+        return s;
       }
-      return s;
+      // A refusal is returned as post_comm would: with allow_retry and a
+      // completion object other than COMP_NULL (which asks for done).
+      if (e != detail::not_taken && a_.allow_retry && a_.local_comp.p_impl != nullptr)
+        return status_t(e);
+      return detail::post_plain_slow(detail::comm_kind::send, a_.device.p_impl, a_.rank,
+                                     a_.local_buffer, a_.size, a_.tag, a_.local_comp.p_impl,
+                                     a_.user_context, true, a_.allow_retry);
     }
     return detail::post_comm(a_);
   }
@@ -1584,10 +1604,18 @@ class post_recv_x {
   LCI_CXX_ARG_SETTER(post_recv_x, matching_engine_t, matching_engine)
   LCI_CXX_ARG_SETTER(post_recv_x, matching_policy_t, matching_policy)
   status_t call() const {
-    if (detail::plain(a_))
-      return detail::post_recv_plain(a_.device.p_impl, a_.rank, a_.local_buffer, a_.size, a_.tag,
-                                     a_.local_comp.p_impl, a_.user_context,
-                                     detail::plain_allow(a_));
+    if (detail::plain(a_)) {
+      detail::status_slot done;
+      const errorcode_t e =
+          detail::post_recv_plain(a_.device.p_impl, a_.rank, a_.local_buffer, a_.size, a_.tag,
+                                  a_.local_comp.p_impl, a_.user_context,
+                                  a_.allow_done ? &done.s : nullptr);
+      if (__builtin_expect(e == errorcode_t::posted, 1)) return status_t(errorcode_t::posted);
+      if (e == errorcode_t::done) return done.s;
+      return detail::post_plain_slow(detail::comm_kind::recv, a_.device.p_impl, a_.rank,
+                                     a_.local_buffer, a_.size, a_.tag, a_.local_comp.p_impl,
+                                     a_.user_context, a_.allow_done, a_.allow_retry);
+    }
     return detail::post_comm(a_);
   }
   status_t operator()() const { return call(); }

@@ -87,6 +87,18 @@ class comp_sync : public comp_base {
   // If triggered: copies the k requests in ticket order to out[0..k-1]
   // (drops them if out == nullptr), resets, returns true. Otherwise returns
   // false and writes nothing.
+  // test_one in three steps, for a caller that converts the request in
+  // place: claim_one (the trigger of a threshold-1 synchronizer, after
+  // triggered() said it is there; false if another tester took it), then
+  // slot_one() may be read, then release_one() resets the synchronizer.
+  bool claim_one() noexcept {
+    int p = 1;
+    return published_.compare_exchange_strong(p, consuming, std::memory_order_acquire,
+                                              std::memory_order_relaxed);
+  }
+  const LCI_request_t& slot_one() const noexcept { return slots_[0]; }
+  void release_one() noexcept { published_.store(0, std::memory_order_release); }
+
   // test() of a synchronizer of threshold 1 (`out` not null): one slot,
   // no loop and no ticket.
   bool test_one(LCI_request_t* out) noexcept {

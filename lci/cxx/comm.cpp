@@ -9,6 +9,7 @@
 // signalled; posted, it will be, once; retry, nothing happened.
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "lci.hpp"
@@ -207,6 +208,7 @@ status_t push_backlog(device_impl_t* d, const comm_args& a, bool reported_done) 
   d->backlog_lock.lock();
   d->backlog.push_back(std::move(e));
   d->backlog_size.fetch_add(1, std::memory_order_release);
+  g_progress_slow.fetch_add(1, std::memory_order_release);
   d->backlog_lock.unlock();
   return status_t(reported_done ? errorcode_t::done_backlog : errorcode_t::posted_backlog);
 }
@@ -226,6 +228,7 @@ bool drain_backlog(device_impl_t* d) {
     if (st != post_status::ok) break;
     d->backlog.pop_front();
     d->backlog_size.fetch_sub(1, std::memory_order_release);
+    g_progress_slow.fetch_sub(1, std::memory_order_release);
     did = true;
   }
   d->backlog_lock.unlock();
@@ -310,34 +313,27 @@ status_t post_comm(const comm_args& a) {
 // arguments every posting has: no comm_args is built and checked field by
 // field. Each entry tests what it cannot take in a handful of compares; on
 // any of them (an argument post_comm would reject, a failed peer, a backlog
-// to wait behind, a completion object that names none, a send beyond the
-// eager size or one reported posted) it hands the call to post_comm through
-// post_plain_slow, which builds the comm_args and so gives the same errors,
-// states and backlog as the generic path.
+// to wait behind, a send beyond the eager size) it returns not_taken and
+// its inline caller hands the call to post_comm (post_plain_slow), which
+// gives the same errors, states and backlog as the generic path.
 
 namespace {
 
 comm_args plain_args(comm_kind kind, device_impl_t* device, int rank, void* buffer, size_t size,
-                     tag_t tag, comp_impl_t* comp, void* user_context, unsigned allow) {
+                     tag_t tag, comp_impl_t* comp, void* user_context, bool allow_done,
+                     bool allow_retry) {
   comm_args a(kind, kind == comm_kind::send ? direction_t::OUT : direction_t::IN, rank, buffer,
               size, comp_t(static_cast<void*>(comp)));
   a.device = device_t(static_cast<void*>(device));
   a.tag = tag;
   a.user_context = user_context;
-  a.allow_done = (allow & allow_done_bit) != 0;
-  a.allow_retry = (allow & allow_retry_bit) != 0;
+  a.allow_done = allow_done;
+  a.allow_retry = allow_retry;
   return a;
 }
 
-[[gnu::noinline, gnu::cold]] status_t post_plain_slow(comm_kind kind, device_impl_t* device,
-                                                        int rank, void* buffer, size_t size,
-                                                        tag_t tag, comp_impl_t* comp,
-                                                        void* user_context, unsigned allow) {
-  return post_comm(plain_args(kind, device, rank, buffer, size, tag, comp, user_context, allow));
-}
-
-// The device and its default endpoint, or nullptr (the slow path reports
-// why: post_comm wants the global runtime even when a device is given).
+// The device and its default endpoint, or nullptr (post_comm reports why:
+// it wants the global runtime even when a device is given).
 [[gnu::always_inline]] inline endpoint_impl_t* plain_endpoint(device_impl_t*& d) {
   if (d == nullptr) {
     d = g_default_device;
@@ -350,66 +346,65 @@ comm_args plain_args(comm_kind kind, device_impl_t* device, int rank, void* buff
 
 }  // namespace
 
+status_t post_plain_slow(comm_kind kind, device_impl_t* device, int rank, void* buffer,
+                         size_t size, tag_t tag, comp_impl_t* comp, void* user_context,
+                         bool allow_done, bool allow_retry) {
+  return post_comm(
+      plain_args(kind, device, rank, buffer, size, tag, comp, user_context, allow_done, allow_retry));
+}
+
 errorcode_t post_send_plain(device_impl_t* device, int rank, void* buffer, size_t size,
-                            tag_t tag, comp_impl_t* comp, void* user_context, unsigned allow) {
+                            tag_t tag) {
   device_impl_t* d = device;
   endpoint_impl_t* e = plain_endpoint(d);
-  // Taken here: an eager send reported done (lci.hpp calls this entry only
-  // with allow_done) or refused (allow_retry) with a completion object, to
-  // a valid rank and tag, with nothing in the backlog. (With allow_retry
-  // false post_comm takes it: nothing stays live across the send then.)
-  if (__builtin_expect(e == nullptr || !(allow & allow_retry_bit) ||
-                           static_cast<unsigned>(rank) >=
-                               static_cast<unsigned>(LCI_NUM_PROCESSES) ||
-                           tag > max_tag || reinterpret_cast<uintptr_t>(comp) <= 1 ||
-                           size > static_cast<size_t>(LCI_MEDIUM_SIZE) ||
+  // Taken here: an eager send to a valid rank and tag with nothing in the
+  // backlog. Whether a refusal may be returned (allow_retry, the completion
+  // object) is the caller's test, made only on a refusal.
+  if (__builtin_expect(e == nullptr || static_cast<uint32_t>(rank) >= d->nranks ||
+                           tag > max_tag || size > d->eager_max ||
                            (size && buffer == nullptr) || peer_refused(rank) ||
                            d->backlog_size.load(std::memory_order_acquire) != 0,
                        0))
-    return post_plain_slow(comm_kind::send, device, rank, buffer, size, tag, comp, user_context,
-                           allow | allow_done_bit)
-        .error.errorcode;
+    return not_taken;
   const post_status st = send_eager(e->by_policy[3], msg_kind::medium, buffer, size, rank,
                                     static_cast<uint32_t>(tag), nullptr, nullptr);
   if (__builtin_expect(st == post_status::ok, 1)) return errorcode_t::done;
   return retry_code(st);
 }
 
-status_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t size, tag_t tag,
-                         comp_impl_t* comp, void* user_context, unsigned allow) {
+errorcode_t post_recv_plain(device_impl_t* device, int rank, void* buffer, size_t size,
+                            tag_t tag, comp_impl_t* comp, void* user_context, status_t* done) {
   device_impl_t* d = device;
   endpoint_impl_t* e = plain_endpoint(d);
   const bool any_source = rank == ANY_SOURCE;
   const bool any_tag = tag == ANY_TAG;
   // A receive never waits behind the backlog (post_comm).
   if (__builtin_expect(e == nullptr ||
-                           (static_cast<unsigned>(rank) >=
-                                static_cast<unsigned>(LCI_NUM_PROCESSES) && !any_source) ||
+                           (static_cast<uint32_t>(rank) >= d->nranks && !any_source) ||
                            (tag > max_tag && !any_tag) ||
                            reinterpret_cast<uintptr_t>(comp) <= 1 ||
                            (size && buffer == nullptr) || (!any_source && peer_refused(rank)),
                        0))
-    return post_plain_slow(comm_kind::recv, device, rank, buffer, size, tag, comp, user_context,
-                           allow);
+    return not_taken;
   // policy_endpoint's key: rank_tag, less what the receive leaves open.
   lci::endpoint* ep = e->by_policy[3u & ~(any_source ? 1u : 0u) & ~(any_tag ? 2u : 0u)];
   const uint64_t key = recv_key(ep, any_source ? LCI_RANK_ANY : rank, static_cast<uint32_t>(tag));
   const uint16_t tag_hi = recv_tag_hi(ep, static_cast<uint32_t>(tag));
-  const bool long_recv = size > static_cast<size_t>(LCI_MEDIUM_SIZE);
+  const bool long_recv = size > d->eager_max;
   LCI_comp_t core = static_cast<LCI_comp_t>(comp->core_);
-  if (allow & allow_done_bit) {
+  if (done != nullptr) {
     LCI_request_t r;
     if (post_recv_or_done(ep, key, tag_hi, buffer, size, core, user_context, LCI_SEGMENT_ALL,
                           long_recv, &r)) {
-      status_t s = to_status(r, false);
-      s.error = errorcode_t::done;
-      return s;
+      status_t* s = ::new (static_cast<void*>(done)) status_t(to_status(r, false));
+      s->error = errorcode_t::done;
+      return errorcode_t::done;
     }
   } else {
     post_recv_keyed(ep, key, buffer, size, false, core, user_context, LCI_SEGMENT_ALL, nullptr,
                     true, long_recv, tag_hi);
   }
-  return status_t(errorcode_t::posted);
+  return errorcode_t::posted;
 }
 
 }  // namespace detail

@@ -262,6 +262,7 @@ class graph_impl final : public comp_impl_t {
     g_retry_lock.lock();
     g_retry_graphs.push_back(this);
     g_graph_retries.store(g_retry_graphs.size(), std::memory_order_release);
+    g_progress_slow.fetch_add(1, std::memory_order_release);
     g_retry_lock.unlock();
   }
 
@@ -292,6 +293,7 @@ bool progress_graphs() {
   std::vector<graph_impl*> graphs;
   graphs.swap(g_retry_graphs);
   g_graph_retries.store(0, std::memory_order_relaxed);
+  g_progress_slow.fetch_sub(static_cast<long>(graphs.size()), std::memory_order_release);
   g_retry_lock.unlock();
   bool did = false;
   for (graph_impl* g : graphs) {

@@ -110,6 +110,10 @@ class device_impl_t {
   runtime_impl_t* rt = nullptr;
   lci::device* core = nullptr;
   endpoint_impl_t* default_endpoint = nullptr;
+  // LCI_NUM_PROCESSES and LCI_MEDIUM_SIZE as the plain entries compare
+  // them (comm.cpp), beside the pointers those entries load.
+  uint32_t nranks = 0;
+  size_t eager_max = 0;
   std::vector<endpoint_impl_t*> endpoints;  // freed with the device
   // The collectives' own endpoint (coll.cpp), rank-and-tag matching only,
   // so that a program's post_send/post_recv never match their messages;
@@ -155,6 +159,13 @@ class runtime_impl_t {
 // device argument uses.
 extern runtime_impl_t* g_default_runtime;
 extern device_impl_t* g_default_device;
+// The core device of g_default_device (nullptr with it), and a count that
+// is not 0 while progress_default must take its general path: 1 while
+// there is no default device, plus the operations waiting in any device's
+// backlog, plus the completion graphs with nodes to retry. One load tells
+// the usual poll that none of these is there.
+extern lci::device* g_default_core;
+extern std::atomic<long> g_progress_slow;
 
 // The runtime an operation's `runtime` argument names (the global one when
 // empty); throws when there is none.

@@ -108,11 +108,20 @@ endpoint_attr_t attr_of(const endpoint_impl_t* p) { return p->attr; }
 
 runtime_impl_t* g_default_runtime = nullptr;
 device_impl_t* g_default_device = nullptr;
+lci::device* g_default_core = nullptr;
+std::atomic<long> g_progress_slow{1};
 
 namespace {
-// g_default_device follows the global runtime's default device.
+// g_default_device (and g_default_core, and g_progress_slow's count of a
+// missing default device) follow the global runtime's default device.
 void sync_default_device() {
+  device_impl_t* const old = g_default_device;
   g_default_device = g_default_runtime ? g_default_runtime->default_device : nullptr;
+  g_default_core = g_default_device ? g_default_device->core : nullptr;
+  if (old == nullptr && g_default_device != nullptr)
+    g_progress_slow.fetch_sub(1, std::memory_order_release);
+  else if (old != nullptr && g_default_device == nullptr)
+    g_progress_slow.fetch_add(1, std::memory_order_release);
 }
 }  // namespace
 
@@ -471,6 +480,8 @@ device_t alloc_device(const device_args& a) {
     delete shared;
   }
   d->core = s.core;
+  d->nranks = static_cast<uint32_t>(LCI_NUM_PROCESSES);
+  d->eager_max = static_cast<size_t>(LCI_MEDIUM_SIZE);
   ++s.devices;
   at.uid = static_cast<int>(rt->devices.size());
   rt->devices.push_back(d);
@@ -745,13 +756,9 @@ error_t progress(device_t device, endpoint_t, runtime_t runtime) {
 }
 
 error_t progress_default() {
-  device_impl_t* d = g_default_device;
-  if (__builtin_expect(d == nullptr, 0) ||
-      __builtin_expect(d->backlog_size.load(std::memory_order_acquire) != 0 ||
-                           g_graph_retries.load(std::memory_order_relaxed) != 0,
-                       0))
-    return progress_slow(device_t(static_cast<void*>(d)), runtime_t());
-  return d->core->progress() ? errorcode_t::done : errorcode_t::retry;
+  if (__builtin_expect(g_progress_slow.load(std::memory_order_acquire) != 0, 0))
+    return progress_slow(device_t(static_cast<void*>(g_default_device)), runtime_t());
+  return g_default_core->progress() ? errorcode_t::done : errorcode_t::retry;
 }
 
 error_t test_drained(device_t device, runtime_t runtime) {
