@@ -351,10 +351,13 @@ TEST_CASE("ring: producers racing a dying one, the consumer giving back its cell
   // id 9's threads' counters are each a prefix of what they posted. (The
   // consumer may also meet id 9's cell while a post of id 9 is merely under
   // way, and kill it there, with nothing to give back: the run is repeated
-  // until one gives back a cell.)
+  // until one gives back a cell; from the fourth attempt on, the consumer
+  // kills id 9 only once both its threads finished posting, so that a
+  // slow machine, where it always met a post under way, still gives back.)
   long total_claims = 0;
   for (int attempt = 0; attempt < 10 && total_claims == 0; ++attempt) {
     CAPTURE(attempt);
+    const bool kill_after_posts = attempt >= 3;
     constexpr uint32_t live_producers = 3;
     constexpr uint64_t per_producer = 50000;
     test_ring t(32);
@@ -362,7 +365,7 @@ TEST_CASE("ring: producers racing a dying one, the consumer giving back its cell
     const auto deadline = steady::now() + std::chrono::seconds(90);
     std::atomic<bool> start{false}, kill{false}, gone{false};
     std::atomic<long> timed_out{0}, claims{0};
-    std::atomic<int> dying_threads{2};
+    std::atomic<int> dying_threads{2}, done_posting{0};
     std::atomic<uint64_t> posted_by_dying[2] = {};
     std::vector<std::thread> threads;
     for (uint32_t id = 0; id < live_producers; ++id)
@@ -393,6 +396,12 @@ TEST_CASE("ring: producers racing a dying one, the consumer giving back its cell
           }
           if (!stopped) posted_by_dying[th].store(i + 1);
         }
+        done_posting.fetch_add(1);
+        // (Gated: no cell is claimed before both threads stopped posting,
+        // so the consumer stuck at a claim never starves the other's post.)
+        while (kill_after_posts && done_posting.load() < 2 && !kill.load() &&
+               steady::now() < deadline)
+          std::this_thread::yield();
         while (!stopped && !kill.load() && steady::now() < deadline) {
           if (mine.reserve().cell) {  // claimed, never published
             claims.fetch_add(1);
@@ -418,7 +427,7 @@ TEST_CASE("ring: producers racing a dying one, the consumer giving back its cell
         next[p.producer] = p.counter + 1;
         continue;
       }
-      if (r.holder(head) == 9) {
+      if (r.holder(head) == 9 && (!kill_after_posts || done_posting.load() == 2)) {
         kill.store(true);
         if (gone.load()) {
           r.release(head++);
