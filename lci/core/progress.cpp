@@ -333,6 +333,9 @@ bool resend_held(device& d) {
 // progress pass only tests whether it is needed.
 [[gnu::noinline, gnu::cold]] void sweep_failed_peers(device& d) {
   if (d.failure_lock.try_lock()) {
+    // Read before the epoch: a send that fails from here on (on_failed_send
+    // lowers it) keeps the device unswept, whatever this sweep finds.
+    uint32_t seen = d.failure_epoch_seen.load(std::memory_order_acquire);
     const uint32_t epoch = g_peer_failure_epoch.load(std::memory_order_acquire);
     const int n = peer_failure_ranks();
     for (int r = 0; r < n; ++r) {
@@ -340,8 +343,11 @@ bool resend_held(device& d) {
       d.swept[static_cast<size_t>(r)] = 1;
       sweep_rank(d, r);
     }
-    // A resend the network refused for now: the next pass looks again.
-    if (!resend_held(d)) d.failure_epoch_seen.store(epoch, std::memory_order_release);
+    // Swept up to `epoch` once every held send that may go went out; a
+    // resend the network refused for now leaves the device unswept, so the
+    // next pass looks again (a peer alive again raises the epoch too).
+    if (resend_held(d))
+      d.failure_epoch_seen.compare_exchange_strong(seen, epoch, std::memory_order_acq_rel);
     d.failure_lock.unlock();
   }
   run_peer_failure_callbacks();
