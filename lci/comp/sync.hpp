@@ -84,11 +84,8 @@ class comp_sync : public comp_base {
     if (before + 1 == k) unpark_all(this);
   }
 
-  // If triggered: copies the k requests in ticket order to out[0..k-1]
-  // (drops them if out == nullptr), resets, returns true. Otherwise returns
-  // false and writes nothing.
-  // test_one in three steps, for a caller that converts the request in
-  // place: claim_one (the trigger of a threshold-1 synchronizer, after
+  // A threshold-1 synchronizer tested in three steps, for a caller that
+  // converts the request in place: claim_one takes the trigger (after
   // triggered() said it is there; false if another tester took it), then
   // slot_one() may be read, then release_one() resets the synchronizer.
   bool claim_one() noexcept {
@@ -99,24 +96,9 @@ class comp_sync : public comp_base {
   const LCI_request_t& slot_one() const noexcept { return slots_[0]; }
   void release_one() noexcept { published_.store(0, std::memory_order_release); }
 
-  // test() of a synchronizer of threshold 1 (`out` not null): one slot,
-  // no loop and no ticket.
-  bool test_one(LCI_request_t* out) noexcept {
-    return test_one_with([out](const LCI_request_t& r) { *out = r; });
-  }
-  // test_one handing the request to take(const LCI_request_t&) in place,
-  // before the synchronizer is reset (take must not signal it).
-  template <class Take>
-  bool test_one_with(Take&& take) noexcept {
-    int p = published_.load(std::memory_order_acquire);
-    if (p != 1) return false;
-    if (!published_.compare_exchange_strong(p, consuming, std::memory_order_acquire,
-                                            std::memory_order_relaxed))
-      return false;
-    take(static_cast<const LCI_request_t&>(slots_[0]));
-    published_.store(0, std::memory_order_release);
-    return true;
-  }
+  // If triggered: copies the k requests in ticket order to out[0..k-1]
+  // (drops them if out == nullptr), resets, returns true. Otherwise returns
+  // false and writes nothing.
   bool test(LCI_request_t* out) noexcept {
     int p = published_.load(std::memory_order_acquire);
     if (p != threshold_) return false;

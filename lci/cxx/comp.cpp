@@ -81,20 +81,27 @@ status_t to_status(const LCI_request_t& r, bool zero_copy_am) {
 
 namespace {
 
-// to_status, inline for the usual request: a medium message or send that
-// is no arrival at a target (neither marker: one compare).
+// The usual request: a medium message or send that is no arrival at a
+// target (neither marker: one compare), and its status.
+[[gnu::always_inline]] inline bool plain_medium(const LCI_request_t& r) {
+  return r.type == LCI_MEDIUM && reinterpret_cast<uintptr_t>(r.user_context) -
+                                         reinterpret_cast<uintptr_t>(&g_target_marker[0]) >=
+                                     sizeof g_target_marker;
+}
+[[gnu::always_inline]] inline void plain_status(const LCI_request_t& r, status_t* out) {
+  out->error = r.flag == LCI_OK ? errorcode_t::done : errorcode_t::fatal;
+  out->rank = r.rank;
+  out->buffer = r.data.mbuffer.address;
+  out->size = r.data.mbuffer.length;
+  out->tag = r.tag;
+  out->user_context = r.user_context;
+}
+
+// to_status, inline for the usual request.
 [[gnu::always_inline]] inline status_t status_of(const LCI_request_t& r, bool zero_copy_am) {
-  if (__builtin_expect(r.type == LCI_MEDIUM &&
-                           reinterpret_cast<uintptr_t>(r.user_context) -
-                                   reinterpret_cast<uintptr_t>(&g_target_marker[0]) >=
-                               sizeof g_target_marker,
-                       1)) {
-    status_t s(r.flag == LCI_OK ? errorcode_t::done : errorcode_t::fatal);
-    s.rank = r.rank;
-    s.buffer = r.data.mbuffer.address;
-    s.size = r.data.mbuffer.length;
-    s.tag = r.tag;
-    s.user_context = r.user_context;
+  if (__builtin_expect(plain_medium(r), 1)) {
+    status_t s;
+    plain_status(r, &s);
     return s;
   }
   return to_status(r, zero_copy_am);
@@ -211,18 +218,8 @@ class sync_impl final : public comp_impl_t {
     if (__builtin_expect(s_.threshold() != 1, 0)) return consume(out);
     if (!s_.claim_one()) return false;
     const LCI_request_t& r = s_.slot_one();
-    if (__builtin_expect(out == nullptr || r.type != LCI_MEDIUM ||
-                             reinterpret_cast<uintptr_t>(r.user_context) -
-                                     reinterpret_cast<uintptr_t>(&g_target_marker[0]) <
-                                 sizeof g_target_marker,
-                         0))
-      return finish_one(out);
-    out->error = r.flag == LCI_OK ? errorcode_t::done : errorcode_t::fatal;
-    out->rank = r.rank;
-    out->buffer = r.data.mbuffer.address;
-    out->size = r.data.mbuffer.length;
-    out->tag = r.tag;
-    out->user_context = r.user_context;
+    if (__builtin_expect(out == nullptr || !plain_medium(r), 0)) return finish_one(out);
+    plain_status(r, out);
     s_.release_one();
     return true;
   }
