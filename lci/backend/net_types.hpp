@@ -95,6 +95,11 @@ struct settings {
   // LCI's tests (LCIT_fail_next_sends, only with LCI_TEST_HOOKS=1): a count
   // of message sends to fail as if their connection broke; nullptr: none.
   std::atomic<int>* test_fail_sends = nullptr;
+  // LCIT_lose_next_sends: a count of authenticated messages to count as
+  // sent and complete without sending them, as a connection that took them
+  // and then broke would (tcp reports a send complete once it is in the
+  // local socket); nullptr: none.
+  std::atomic<int>* test_lose_sends = nullptr;
 };
 
 // What a registration allows: `source` memory is only read by this

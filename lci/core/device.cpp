@@ -74,6 +74,7 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
     backend.is_suspected = &peer_suspected_slow;
     if (cfg.test_hooks) backend.test_fail_sends = &g_test_fail_sends;
   }
+  if (cfg.test_hooks) backend.test_lose_sends = &g_test_lose_sends;
   net = std::make_unique<net::backend_device>(boot, group_index, backend);
   // The network backend may append a trailer (message authentication) to
   // what it sends and receives: it goes in the packet's slack.

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "lci/util/clock.hpp"
 #include "lci/util/log.hpp"
 
 namespace lci {
@@ -35,12 +36,6 @@ struct failure_state {
 };
 
 failure_state g_state;
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 bool confirms_death(net::evidence e) {
   switch (e) {

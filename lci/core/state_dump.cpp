@@ -278,6 +278,42 @@ void dump_packets(line_writer& w, device& d) {
             parked);
 }
 
+const char* peer_state_name(peer_state s) {
+  switch (s) {
+    case peer_state::alive: return "alive";
+    case peer_state::suspected: return "suspected";
+    case peer_state::dead: return "dead";
+  }
+  return "?";
+}
+
+// Sends a broken connection gave back, held until their peer proves alive
+// or dead (progress.cpp, on_failed_send), and what the sweep has seen.
+void dump_held(line_writer& w, device& d) {
+  std::vector<std::pair<int, uint32_t>> held;
+  size_t total = 0;
+  if (!try_lock_bounded(d.held_lock)) {
+    w.line("held sends: busy (their lock stayed held)");
+  } else {
+    total = d.held.size();
+    for (size_t i = 0; i < total && i < max_listed; ++i)
+      held.emplace_back(d.held[i]->out.rank, d.held[i]->out.imm);
+    d.held_lock.unlock();
+  }
+  const uint32_t seen = d.failure_epoch_seen.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_peer_failure_epoch.load(std::memory_order_relaxed);
+  if (total == 0 && seen == epoch) return;
+  w.linef("held sends: %zu (waiting for their peer to prove alive or dead); failure epoch %u, "
+          "this device swept up to %u",
+          total, epoch, seen);
+  for (const auto& h : held)
+    w.linef("held: %s to rank %d (%s)", control_name(h.second), h.first,
+            h.first >= 0 && h.first < LCI_NUM_PROCESSES
+                ? peer_state_name(peer_state_of(h.first))
+                : "no such rank");
+  if (total > held.size()) w.linef("... and %zu more held sends", total - held.size());
+}
+
 void dump_device(line_writer& w, device& d) {
   w.set_prefix("rank " + std::to_string(LCI_RANK) + " dev " + std::to_string(d.group_index) +
                ": ");
@@ -285,6 +321,7 @@ void dump_device(line_writer& w, device& d) {
   dump_ops(w, d);
   dump_matching(w, d);
   dump_backlog(w, d);
+  dump_held(w, d);
   dump_packets(w, d);
   d.net->describe([&w](const std::string& l) { w.line(l); });
 }

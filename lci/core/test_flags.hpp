@@ -21,6 +21,8 @@ inline std::atomic<size_t> g_test_max_message{0};
 // Set by LCIT_fail_next_sends: the libfabric backend reads it only where
 // the hooks are on (net::settings::test_fail_sends).
 inline std::atomic<int> g_test_fail_sends{0};
+// Set by LCIT_lose_next_sends (net::settings::test_lose_sends).
+inline std::atomic<int> g_test_lose_sends{0};
 // Set by LCIT_native_refuse_cma (-1: none).
 inline std::atomic<int> g_test_no_cma_rank{-1};
 

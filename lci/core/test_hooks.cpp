@@ -68,6 +68,15 @@ LCI_API LCI_error_t LCIT_fail_next_sends(int n) noexcept try {
   return LCI_ERR_FATAL;
 }
 
+LCI_API LCI_error_t LCIT_lose_next_sends(int n) noexcept try {
+  if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
+  lci::g_test_lose_sends.store(n, std::memory_order_relaxed);
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
 LCI_API LCI_error_t LCIT_refuse_next_recv_posts(int n) noexcept try {
   if (!lci::hooks_enabled()) return LCI_ERR_FEATURE_NA;
   lci::g_test_refuse_recv_posts.store(n, std::memory_order_relaxed);

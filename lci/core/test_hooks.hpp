@@ -14,6 +14,11 @@
 //       over an authenticated libfabric device (tcp) are not posted and
 //       complete as failed, as if their connection had broken before they
 //       left.
+//   LCIT_lose_next_sends(n): the next n messages this process sends over
+//       an authenticated libfabric device (tcp), the backend's own
+//       heartbeats included, take their sequence numbers and complete
+//       without being sent, as if the connection had taken them and then
+//       broken: lost, which the peer's heartbeat check must name.
 //   LCIT_refuse_next_recv_posts(n): the next n posts of a receive packet
 //       by this process are refused as if the network's receive queue were
 //       full (the packet waits in the device's backlog).

@@ -15,6 +15,7 @@ LCI_error_t LCIT_send_raw(LCI_endpoint_t ep, int rank, uint32_t imm, const void*
 LCI_error_t LCIT_fail_next_rdma(void) LCI_NOEXCEPT;
 LCI_error_t LCIT_refuse_next_recv_posts(int n) LCI_NOEXCEPT;
 LCI_error_t LCIT_fail_next_sends(int n) LCI_NOEXCEPT;
+LCI_error_t LCIT_lose_next_sends(int n) LCI_NOEXCEPT;
 LCI_error_t LCIT_fail_next_registrations(int n) LCI_NOEXCEPT;
 LCI_error_t LCIT_limit_message_size(size_t n) LCI_NOEXCEPT;
 LCI_error_t LCIT_coll_internal_comp(uint64_t* handle) LCI_NOEXCEPT;

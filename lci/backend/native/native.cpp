@@ -19,6 +19,7 @@
 #include <iterator>
 #include <mutex>
 
+#include "lci/util/clock.hpp"
 #include "lci/util/log.hpp"
 #include "lci/util/process_exited.hpp"
 #include "lci/util/random.hpp"
@@ -31,12 +32,6 @@ constexpr uint64_t local_ring_cells = 4096;
 constexpr size_t local_cell_size = 64;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // One cross-memory copy of len bytes between this process and `pid`
 // (write: local -> remote); 0 or the errno value.

@@ -20,6 +20,7 @@
 #include "lci/backend/ofi/key_exchange.hpp"
 #include "lci/util/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
+#include "lci/util/clock.hpp"
 #include "lci/util/log.hpp"
 #include "lci/util/process_exited.hpp"
 
@@ -83,12 +84,6 @@ constexpr size_t heartbeat_bytes = 32;
 // message was opened whole (accepted or a duplicate).
 constexpr uint8_t admitted_new = 1, admitted_stale = 2, opened_accepted = 3,
                   opened_duplicate = 4;
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -259,6 +254,7 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
   is_failed_ = s.is_failed;
   is_suspected_ = s.is_suspected;
   test_fail_sends_ = s.test_fail_sends;
+  test_lose_sends_ = s.test_lose_sends;
   report_ = s.report_evidence;
   if (soft_) {
     soft_setup(s.max_payload);
@@ -408,6 +404,10 @@ status ofi_device::inject_sealed_locked(message_auth::sender& s, int rank, const
   char staged[sealed_inject_limit];
   if (len) memcpy(staged, buf, len);
   auth_->seal(rank, imm, staged, len, s.seq());
+  if (test_lose()) {
+    s.commit();
+    return status::ok;
+  }
   net::annotate_post(this);
   ssize_t rc = fi_injectdata(ep_, staged, len + message_auth::trailer_bytes, make_data(imm),
                              addrs_[rank]);
@@ -435,6 +435,13 @@ status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void*
   char saved[message_auth::trailer_bytes];
   memcpy(saved, at, sizeof(saved));
   auth_->seal(rank, imm, const_cast<void*>(buf), len, s.seq());
+  if (test_lose()) {
+    s.commit();
+    std::lock_guard<std::mutex> g(held_lock_);
+    test_lost_.push_back(ctx);
+    test_failed_any_.store(true, std::memory_order_release);
+    return status::ok;
+  }
   net::annotate_post(this);
   ssize_t rc = fi_senddata(ep_, buf, len + message_auth::trailer_bytes, desc, make_data(imm),
                            addrs_[rank], ctx);
@@ -508,7 +515,15 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
       c.error = FI_ECONNRESET;
       test_failed_.pop_back();
     }
-    test_failed_any_.store(!test_failed_.empty(), std::memory_order_relaxed);
+    while (!test_lost_.empty() && j < max) {
+      completion& c = out[j++];
+      c = completion{};
+      c.kind = completion_kind::send_done;
+      c.ctx = test_lost_.back();
+      test_lost_.pop_back();
+    }
+    test_failed_any_.store(!test_failed_.empty() || !test_lost_.empty(),
+                           std::memory_order_relaxed);
   }
   if (!soft_) return j;
   if (soft_pending_.any()) soft_resume();
@@ -723,27 +738,30 @@ void ofi_device::on_heartbeat(int src, const void* payload) {
   const bool starved = beat[3] != 0;
   // This heartbeat itself is counted already; the messages src posted
   // before it were polled before it (a connection delivers in order), so
-  // their count is complete unless some were lost. However slowly either
-  // rank progresses.
+  // their count is complete unless some were lost, or are still being
+  // checked by another progress thread. However slowly either rank
+  // progresses. Counts cannot tell which messages arrived: a shortfall
+  // is judged at each heartbeat anew, and ends only at one that finds
+  // none (later messages, the heartbeats themselves, make up the count
+  // of lost ones, never the lost ones).
   const uint64_t have = auth_->received_from(src) - 1;
   const int64_t now = now_ns();
   std::lock_guard<std::mutex> g(watch_lock_);
   watch& w = watch_[static_cast<size_t>(src)];
-  if (w.since_ns != 0 && have >= w.declared) w = watch{};  // the shortfall filled in
-  if (have < declared) {
-    if (w.since_ns == 0) {
-      w = {now, declared, 0};
-    } else if (++w.beats >= heartbeat_short_beats && now - w.since_ns >= heartbeat_grace_ns_) {
-      // Later messages arrived, earlier ones did not: lost on the way. No
-      // forged tag proves a takeover here.
-      fatal("libfabric: rank %d had sent this rank %llu messages before a heartbeat that arrived "
-            "%lld s ago; %llu of them arrived, although later ones did: messages on the "
-            "connection from rank %d were lost (provider %s; LCI_OFI_HEARTBEAT_GRACE=%lld)",
-            src, static_cast<unsigned long long>(w.declared),
-            static_cast<long long>((now - w.since_ns) / 1000000000),
-            static_cast<unsigned long long>(have), src, provider_.c_str(),
-            static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
-    }
+  if (have >= declared) {
+    w = watch{};  // nothing missing (what another thread was checking arrived)
+  } else if (w.since_ns == 0) {
+    w = {now, declared, 0};
+  } else if (++w.beats >= heartbeat_short_beats && now - w.since_ns >= heartbeat_grace_ns_) {
+    // Later messages arrived, earlier ones did not: lost on the way. No
+    // forged tag proves a takeover here.
+    fatal("libfabric: every heartbeat of rank %d for %lld s found messages of its missing: it had "
+          "sent this rank %llu messages before the last one, %llu of them arrived, although "
+          "later ones did: messages on the connection from rank %d were lost (provider %s; "
+          "LCI_OFI_HEARTBEAT_GRACE=%lld)",
+          src, static_cast<long long>((now - w.since_ns) / 1000000000),
+          static_cast<unsigned long long>(declared), static_cast<unsigned long long>(have), src,
+          provider_.c_str(), static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
   }
   // What arrives of this rank's messages at src, which may receive nothing
   // at all any more (its heartbeats still come). Liveness is progress: the
@@ -756,9 +774,10 @@ void ofi_device::on_heartbeat(int src, const void* payload) {
   const int64_t gap_end = progress_gap_end_ns_.load(std::memory_order_relaxed);
   if (o.since_ns == 0 || starved || arrived >= o.sent || arrived != o.arrived ||
       gap_end > o.since_ns || now - gap_end < 2 * heartbeat_grace_ns_) {
-    o = {now, peer_now, auth_->sent_to(src), arrived, 0};
+    o = {now, peer_now, auth_->sent_to(src), arrived, 0, now};
     return;
   }
+  o.last_ns = now;
   if (++o.beats < heartbeat_short_beats || now - o.since_ns < heartbeat_grace_ns_ ||
       peer_now - o.since_peer_ns < heartbeat_grace_ns_)
     return;

@@ -42,9 +42,9 @@
 // (itself authenticated, consumed here and never seen by the core) that
 // says how many messages it had sent that peer before it. A connection
 // delivers in order, so the receiver of a heartbeat has polled all of
-// them, however slowly it progresses: if some are still missing after
-// LCI_OFI_HEARTBEAT_GRACE seconds and two more heartbeats, they were lost,
-// and the job ends naming the peer. The heartbeat also carries the count
+// them, however slowly it progresses: if every heartbeat over
+// LCI_OFI_HEARTBEAT_GRACE seconds (and at least three of them) finds some
+// missing, they were lost, and the job ends naming the peer. The heartbeat also carries the count
 // of the addressee's messages received: a sender that progresses steadily
 // and sees that count stay the same over the grace on both clocks (the
 // peer's heartbeats come, nothing of its own arrives) ends the job too.
@@ -383,9 +383,9 @@ class ofi_device final {
   // Heartbeats (see the top of this file). polls_ and next_heartbeat_ns_:
   // the poller's (under the progress lock); watch_ by peer, under watch_lock_.
   struct watch {
-    int64_t since_ns = 0;    // when a heartbeat found messages missing (0: none are)
-    uint64_t declared = 0;   // the messages the peer had sent before that heartbeat
-    uint32_t beats = 0;      // heartbeats since then
+    int64_t since_ns = 0;    // since when every heartbeat found messages missing (0: none are)
+    uint64_t declared = 0;   // the messages the peer had sent before the first of them
+    uint32_t beats = 0;      // heartbeats since then, each finding some missing
   };
   // What arrives of this rank's messages at a peer, by its heartbeats.
   struct outbound_watch {
@@ -394,6 +394,7 @@ class ofi_device final {
     uint64_t sent = 0;          // messages sent to the peer by then
     uint64_t arrived = 0;       // of them, received by the peer by then
     uint32_t beats = 0;         // heartbeats since then, `arrived` unchanged
+    int64_t last_ns = 0;        // when its last heartbeat arrived (the state dump)
   };
   std::vector<outbound_watch> outbound_;  // under watch_lock_
   int64_t heartbeat_grace_ns_ = 0;  // LCI_OFI_HEARTBEAT_GRACE
@@ -420,6 +421,15 @@ class ofi_device final {
   std::atomic<int>* test_fail_sends_ = nullptr;
   std::vector<void*> test_failed_;
   std::atomic<bool> test_failed_any_{false};
+  // LCIT_lose_next_sends (settings::test_lose_sends): sealed and counted,
+  // not posted; those with a context complete by the next poll (in
+  // test_lost_, under held_lock_; test_failed_any_ says either has some).
+  std::atomic<int>* test_lose_sends_ = nullptr;
+  std::vector<void*> test_lost_;
+  bool test_lose() {
+    return __builtin_expect(test_lose_sends_ != nullptr, 0) && test_lose_sends_->load() > 0 &&
+           test_lose_sends_->fetch_sub(1) > 0;
+  }
   // Suspected peers (LCI_PEER_FAILURE=continue): probed every 200 ms of
   // polling; the staging buffers of RDMA pieces whose send failed wait in
   // held_pieces_ (under held_lock_) until the peer is alive or dead.
@@ -445,7 +455,7 @@ class ofi_device final {
   int64_t next_pid_check_ns_ = 0;
   bool pid_exited(int rank) const;
   void check_pids();
-  std::mutex watch_lock_;
+  mutable std::mutex watch_lock_;
   std::vector<watch> watch_;
   // On the shm provider: the region's /dev/shm file, named by this device
   // (shm_name.hpp); empty on other providers.

@@ -4,6 +4,7 @@
 
 #include "lci/backend/ofi/ofi.hpp"
 #include "lci/backend/ofi/soft_rma.hpp"
+#include "lci/util/clock.hpp"
 #include "lci/util/log.hpp"
 
 namespace lci::ofi {
@@ -317,6 +318,39 @@ void ofi_device::describe(const net::describe_fn& out) const {
             " duplicate(s) dropped";
   }
   out(text);
+  // What each peer's heartbeat compares (on_heartbeat): the authenticated
+  // messages sent to it and received from it.
+  for (int r = 0; auth_ && r < auth_->nranks(); ++r) {
+    if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
+    std::unique_lock<std::mutex> g(watch_lock_, std::try_to_lock);
+    if (!g.owns_lock()) {
+      snprintf(line, sizeof(line),
+               "ofi: rank %d: %llu message(s) sent to it, %llu received from it; heartbeats: "
+               "busy (lock held)",
+               r, static_cast<unsigned long long>(auth_->sent_to(r)),
+               static_cast<unsigned long long>(auth_->received_from(r)));
+      out(line);
+      continue;
+    }
+    const int64_t now = now_ns();
+    const watch& w = watch_[static_cast<size_t>(r)];
+    const outbound_watch& o = outbound_[static_cast<size_t>(r)];
+    std::string beat = o.last_ns ? "its last heartbeat came " +
+                                       std::to_string((now - o.last_ns) / 1000000) + " ms ago"
+                                 : "no heartbeat from it yet";
+    if (w.since_ns)
+      beat += "; missing some of the " + std::to_string(w.declared) + " it had sent " +
+              std::to_string((now - w.since_ns) / 1000000) + " ms ago (" +
+              std::to_string(w.beats) + " heartbeat(s) since)";
+    if (o.since_ns && o.arrived < o.sent)
+      beat += "; it had " + std::to_string(o.arrived) + " of the " + std::to_string(o.sent) +
+              " sent to it " + std::to_string((now - o.since_ns) / 1000000) + " ms ago (" +
+              std::to_string(o.beats) + " heartbeat(s) since)";
+    snprintf(line, sizeof(line), "ofi: rank %d: %llu message(s) sent to it, %llu received from it; ",
+             r, static_cast<unsigned long long>(auth_->sent_to(r)),
+             static_cast<unsigned long long>(auth_->received_from(r)));
+    out(line + beat);
+  }
   if (!soft_) return;
   const uint64_t free_bits = staging_free_.load(std::memory_order_relaxed);
   snprintf(line, sizeof(line),
