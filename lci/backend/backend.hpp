@@ -167,6 +167,11 @@ class network_device final {
   void end_of_batch() {
     if (is_ofi()) ofi_->end_of_batch();
   }
+  // A message send to `rank` failed before it left (its connection broke):
+  // with authentication, its sequence number is withdrawn (ofi/auth.hpp).
+  void withdraw_send(int rank) {
+    if (is_ofi()) ofi_->withdraw_send(rank);
+  }
   // A peer known dead (LCI_PEER_FAILURE=continue): what the backend still
   // holds for it ends (libfabric: puts and gets in flight fail, work queued
   // to it is dropped).
@@ -346,6 +351,11 @@ class backend_device final {
   }
   void forget_peer(int rank) {
     if (net_) net_->forget_peer(rank);
+  }
+  // A message send to `rank` completed as failed (the network's; the core
+  // sends it again once the peer proved alive).
+  void withdraw_send(int rank) {
+    if (net_ && !is_native(rank)) net_->withdraw_send(rank);
   }
   // After the core handled the completions one poll() returned.
   void end_of_batch() {

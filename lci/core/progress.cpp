@@ -527,6 +527,7 @@ namespace {
     fatal("a message send to rank %d failed (error %d): the connection to rank %d was "
           "taken over, lost or corrupted",
           rank, error, rank);
+  d.net->withdraw_send(rank);
   report_evidence(rank, net::evidence::connection_broke,
                   "a message send to it failed: its connection broke");
   {

@@ -11,9 +11,9 @@
 //       arrives here, are completed as if the network had reported a
 //       failure for them.
 //   LCIT_fail_next_sends(n): the next n message sends of this process
-//       over an authenticated libfabric device (tcp) are not posted and
-//       complete as failed, as if their connection had broken before they
-//       left.
+//       over an authenticated libfabric device (tcp) take their sequence
+//       numbers, are not posted and complete as failed, as if their
+//       connection had broken before they left.
 //   LCIT_lose_next_sends(n): the next n messages this process sends over
 //       an authenticated libfabric device (tcp), the backend's own
 //       heartbeats included, take their sequence numbers and complete

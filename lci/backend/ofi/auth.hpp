@@ -71,12 +71,17 @@ class message_auth {
     std::atomic<bool> busy{false};
     uint64_t next_seq = 1;                 // under busy
     std::atomic<uint64_t> sent{0};         // written under busy, read by the teardown check
+    std::atomic<uint64_t> withdrawn{0};    // of them, sends that failed (withdraw, any thread)
   };
   // seen: bit (s mod window_bits) is set when s in (top - window_bits, top]
   // was admitted. The poller's (admit).
   struct alignas(64) peer_window {
     uint64_t top = 0;
     uint64_t seen[window_words] = {};
+    // Numbers below top never admitted: passed over by a higher one and
+    // not admitted since (lost, withdrawn by their sender, or refused as
+    // older than the window). Written by the poller, read by any thread.
+    std::atomic<uint64_t> passed_over{0};
   };
   // Messages accepted and duplicates dropped (check, any thread).
   struct alignas(64) peer_count {
@@ -205,8 +210,24 @@ class message_auth {
     return settle(src, payload, len, admit(src, payload, len), why);
   }
 
+  // Messages to `peer` posted and not withdrawn: what it should receive.
   uint64_t sent_to(int peer) const {
-    return send_[static_cast<size_t>(peer)].sent.load(std::memory_order_relaxed);
+    const peer_send& s = send_[static_cast<size_t>(peer)];
+    return s.sent.load(std::memory_order_relaxed) - s.withdrawn.load(std::memory_order_relaxed);
+  }
+  // A message to `peer` that took a sequence number failed before it left
+  // (its connection broke): it never arrives, and its number is never
+  // admitted. Any thread.
+  void withdraw(int peer) {
+    send_[static_cast<size_t>(peer)].withdrawn.fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t withdrawn_to(int peer) const {
+    return send_[static_cast<size_t>(peer)].withdrawn.load(std::memory_order_relaxed);
+  }
+  // Sequence numbers of `peer`'s that later ones passed over and that were
+  // never admitted since (peer_window::passed_over). Any thread.
+  uint64_t passed_over_from(int peer) const {
+    return window_[static_cast<size_t>(peer)].passed_over.load(std::memory_order_relaxed);
   }
   uint64_t received_from(int peer) const {
     return count_[static_cast<size_t>(peer)].received.load(std::memory_order_relaxed);
@@ -266,6 +287,8 @@ class message_auth {
   // the window.
   static bool take(peer_window& w, uint64_t seq) {
     if (seq > w.top) {
+      w.passed_over.store(w.passed_over.load(std::memory_order_relaxed) + (seq - w.top - 1),
+                          std::memory_order_relaxed);
       if (seq - w.top >= window_bits) {
         memset(w.seen, 0, sizeof w.seen);
       } else {
@@ -276,7 +299,9 @@ class message_auth {
       return true;
     }
     if (w.top - seq >= window_bits || test_bit(w, seq)) return false;
-    set_bit(w, seq);
+    set_bit(w, seq);  // one passed over, late (reordered)
+    w.passed_over.store(w.passed_over.load(std::memory_order_relaxed) - 1,
+                        std::memory_order_relaxed);
     return true;
   }
   static void set_bit(peer_window& w, uint64_t s) {

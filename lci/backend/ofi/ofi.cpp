@@ -77,7 +77,7 @@ constexpr int64_t heartbeat_period_ns = 1000000000;
 // still be checked on another thread, and rxm may deliver a long message
 // after a short one sent later.
 constexpr uint32_t heartbeat_short_beats = 2;
-constexpr size_t heartbeat_bytes = 32;
+constexpr size_t heartbeat_bytes = 40;
 
 // completion::admission of a sealed message (admit_sealed): its sequence
 // number was new or stale at its poll (the tag is still to check), or the
@@ -420,15 +420,16 @@ status ofi_device::inject_sealed_locked(message_auth::sender& s, int rank, const
 
 status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void* desc,
                                     uint32_t imm, void* ctx) {
+  message_auth::sender s(*auth_, rank);
+  if (!s.locked()) return status::retry;
   if (__builtin_expect(test_fail_sends_ != nullptr, 0) && test_fail_sends_->load() > 0 &&
       test_fail_sends_->fetch_sub(1) > 0) {
+    s.commit();  // it took its number, as a send that failed after its post
     std::lock_guard<std::mutex> g(held_lock_);
     test_failed_.push_back(ctx);
     test_failed_any_.store(true, std::memory_order_release);
     return status::ok;
   }
-  message_auth::sender s(*auth_, rank);
-  if (!s.locked()) return status::retry;
   // The trailer goes in the buffer's room past the message (a packet's
   // slack); those bytes are put back if the post is refused.
   char* at = static_cast<char*>(const_cast<void*>(buf)) + len;
@@ -618,8 +619,8 @@ void ofi_device::send_heartbeats() {
     if (is_failed_ && is_failed_(r)) continue;  // LCI_PEER_FAILURE=continue: known dead
     // Read before the heartbeat takes its sequence number: it counts only
     // messages posted before it.
-    const uint64_t beat[4] = {auth_->sent_to(r), auth_->received_from(r),
-                              static_cast<uint64_t>(now), starved};
+    const uint64_t beat[5] = {auth_->sent_to(r), auth_->received_from(r),
+                              static_cast<uint64_t>(now), starved, auth_->withdrawn_to(r)};
     // A refusal (queue full, the peer's send lock busy) skips this round;
     // with LCI_PEER_FAILURE=continue it also asks whether the peer is gone
     // (tcp;ofi_rxm refuses every send to a dead peer, for ever).
@@ -731,36 +732,38 @@ void ofi_device::forget_peer(int rank) {
 }
 
 void ofi_device::on_heartbeat(int src, const void* payload) {
-  uint64_t beat[4];
+  uint64_t beat[5];
   memcpy(beat, payload, sizeof beat);
-  const uint64_t declared = beat[0], arrived = beat[1];
+  const uint64_t declared = beat[0], arrived = beat[1], withdrawn = beat[4];
   const int64_t peer_now = static_cast<int64_t>(beat[2]);
   const bool starved = beat[3] != 0;
-  // This heartbeat itself is counted already; the messages src posted
-  // before it were polled before it (a connection delivers in order), so
-  // their count is complete unless some were lost, or are still being
-  // checked by another progress thread. However slowly either rank
-  // progresses. Counts cannot tell which messages arrived: a shortfall
-  // is judged at each heartbeat anew, and ends only at one that finds
-  // none (later messages, the heartbeats themselves, make up the count
-  // of lost ones, never the lost ones).
-  const uint64_t have = auth_->received_from(src) - 1;
+  // A connection delivers in order, so when this heartbeat was admitted
+  // every message src posted before it had been (admission runs in
+  // delivery order under the poll lock, whichever thread checks the
+  // message after): a sequence number passed over and never admitted is
+  // a message lost, unless src withdrew it (its send failed before it
+  // left; it goes again with a new number). However slowly either rank
+  // progresses, and whatever other progress threads are still checking.
+  // Judged at each heartbeat anew: a send src withdrew after this
+  // heartbeat left is passed over here before a heartbeat says so.
+  const uint64_t passed = auth_->passed_over_from(src);
+  const uint64_t lost = passed > withdrawn ? passed - withdrawn : 0;
   const int64_t now = now_ns();
   std::lock_guard<std::mutex> g(watch_lock_);
   watch& w = watch_[static_cast<size_t>(src)];
-  if (have >= declared) {
-    w = watch{};  // nothing missing (what another thread was checking arrived)
+  if (lost == 0) {
+    w = watch{};
   } else if (w.since_ns == 0) {
-    w = {now, declared, 0};
+    w = {now, lost, 0};
   } else if (++w.beats >= heartbeat_short_beats && now - w.since_ns >= heartbeat_grace_ns_) {
     // Later messages arrived, earlier ones did not: lost on the way. No
     // forged tag proves a takeover here.
-    fatal("libfabric: every heartbeat of rank %d for %lld s found messages of its missing: it had "
-          "sent this rank %llu messages before the last one, %llu of them arrived, although "
-          "later ones did: messages on the connection from rank %d were lost (provider %s; "
+    fatal("libfabric: every heartbeat of rank %d for %lld s found messages of its missing: %llu "
+          "of the %llu it had sent this rank before the last one never arrived, although later "
+          "ones did: messages on the connection from rank %d were lost (provider %s; "
           "LCI_OFI_HEARTBEAT_GRACE=%lld)",
           src, static_cast<long long>((now - w.since_ns) / 1000000000),
-          static_cast<unsigned long long>(declared), static_cast<unsigned long long>(have), src,
+          static_cast<unsigned long long>(lost), static_cast<unsigned long long>(declared), src,
           provider_.c_str(), static_cast<long long>(heartbeat_grace_ns_ / 1000000000));
   }
   // What arrives of this rank's messages at src, which may receive nothing
@@ -866,6 +869,7 @@ int ofi_device::read_error(completion* out, ssize_t rc) {
       // LCI_PEER_FAILURE=continue: the peer is suspected; the piece is sent
       // again once it proved alive (check_suspects), or its operation fails
       // when the core sweeps it dead (forget_peer).
+      auth_->withdraw(rank);  // sent again with a new number
       report_(rank, net::evidence::connection_broke,
               "a piece of an RDMA transfer to it failed: its connection broke");
       std::lock_guard<std::mutex> g(held_lock_);

@@ -40,11 +40,13 @@
 // for each other, so teardown would never come: every second of progress
 // each rank sends each peer it has exchanged messages with a heartbeat
 // (itself authenticated, consumed here and never seen by the core) that
-// says how many messages it had sent that peer before it. A connection
-// delivers in order, so the receiver of a heartbeat has polled all of
-// them, however slowly it progresses: if every heartbeat over
-// LCI_OFI_HEARTBEAT_GRACE seconds (and at least three of them) finds some
-// missing, they were lost, and the job ends naming the peer. The heartbeat also carries the count
+// says how many messages it had sent that peer before it, and how many of
+// them it withdrew (their send failed before they left; they went again).
+// A connection delivers in order, so the receiver of a heartbeat has
+// polled all of them, however slowly it progresses: a sequence number
+// passed over and never admitted, and not withdrawn, is a lost message;
+// if every heartbeat over LCI_OFI_HEARTBEAT_GRACE seconds (and at least
+// three of them) finds some, the job ends naming the peer. The heartbeat also carries the count
 // of the addressee's messages received: a sender that progresses steadily
 // and sees that count stay the same over the grace on both clocks (the
 // peer's heartbeats come, nothing of its own arrives) ends the job too.
@@ -259,6 +261,14 @@ class ofi_device final {
   // flight fail, the work queued for it is dropped.
   void forget_peer(int rank);
 
+  // A message send of the core's to `rank` failed before it left (its
+  // connection broke; LCI_PEER_FAILURE=continue): its sequence number is
+  // withdrawn, so that the peer's heartbeat check does not count it lost
+  // (the core sends it again with a new one).
+  void withdraw_send(int rank) {
+    if (auth_) auth_->withdraw(rank);
+  }
+
   // After the core has handled a batch of completions of poll(): sends
   // what handling them queued (answers to RDMA pieces, merged).
   void end_of_batch() {
@@ -384,7 +394,7 @@ class ofi_device final {
   // the poller's (under the progress lock); watch_ by peer, under watch_lock_.
   struct watch {
     int64_t since_ns = 0;    // since when every heartbeat found messages missing (0: none are)
-    uint64_t declared = 0;   // the messages the peer had sent before the first of them
+    uint64_t lost = 0;       // how many the first of them found missing
     uint32_t beats = 0;      // heartbeats since then, each finding some missing
   };
   // What arrives of this rank's messages at a peer, by its heartbeats.

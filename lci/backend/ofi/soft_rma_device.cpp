@@ -338,8 +338,10 @@ void ofi_device::describe(const net::describe_fn& out) const {
     std::string beat = o.last_ns ? "its last heartbeat came " +
                                        std::to_string((now - o.last_ns) / 1000000) + " ms ago"
                                  : "no heartbeat from it yet";
+    beat += "; " + std::to_string(auth_->passed_over_from(r)) + " of its sequence number(s) " +
+            "passed over, " + std::to_string(auth_->withdrawn_to(r)) + " of this rank's withdrawn";
     if (w.since_ns)
-      beat += "; missing some of the " + std::to_string(w.declared) + " it had sent " +
+      beat += "; " + std::to_string(w.lost) + " of its messages missing since " +
               std::to_string((now - w.since_ns) / 1000000) + " ms ago (" +
               std::to_string(w.beats) + " heartbeat(s) since)";
     if (o.since_ns && o.arrived < o.sent)

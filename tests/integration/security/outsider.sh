@@ -51,7 +51,7 @@ trap cleanup EXIT
 # A job that a takeover ends (by design, with a fatal error naming the
 # peer) is not expected to free what it held: no leak report for it.
 leaks=""
-[ "$mode" = hijack ] && leaks="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+[ "$mode" = hijack ] && leaks="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 IPATH_NO_BACKTRACE=1"
 # A job that ends naming the loss aborts: libinfinipath (loaded with
 # libfabric's psm provider) would print a backtrace from its SIGABRT
 # handler, which ThreadSanitizer reports as a signal-unsafe call.
