@@ -92,13 +92,18 @@ const char* call_name(comm_kind k) {
 }
 
 // The core endpoint of a's matching policy (a receive from any rank or
-// with any tag leaves that part out of the key).
+// with any tag leaves that part out of the key), of a's matching engine
+// where a program's engine is named.
 lci::endpoint* policy_endpoint(endpoint_impl_t* e, const comm_args& a) {
   unsigned policy = static_cast<unsigned>(a.matching_policy);
   if (a.kind == comm_kind::recv) {
     if (a.rank == ANY_SOURCE) policy &= ~1u;
     if (a.tag == ANY_TAG) policy &= ~2u;
   }
+  const matching_engine_impl_t* me = a.matching_engine.p_impl;
+  if (__builtin_expect(me != nullptr, 0) && me->by_policy[policy & 3u] &&
+      (a.kind == comm_kind::send || a.kind == comm_kind::recv))
+    return me->by_policy[policy & 3u];
   return e->by_policy[policy & 3u];
 }
 

@@ -62,6 +62,13 @@ class packet_pool_impl_t {
 class matching_engine_impl_t {
  public:
   matching_engine_attr_t attr{};
+  // A program's engine (alloc_matching_engine): its own core endpoints,
+  // one per matching policy, on the runtime's shared core device, so that
+  // a send posted with it matches only receives posted with it. Made in
+  // allocation order (collective, like the runtime's own), when the core
+  // device exists; the runtime's default engine uses the shared ones.
+  runtime_impl_t* rt = nullptr;
+  lci::endpoint* by_policy[4] = {};
   std::mutex lock;
   // Entries by key, oldest first, each of one kind.
   struct entry {
@@ -148,6 +155,9 @@ class runtime_impl_t {
     lci::endpoint* by_policy[4] = {};
     int devices = 0;
   } shared;
+  // The program's matching engines, in allocation order (their core
+  // endpoints come and go with the shared core device).
+  std::vector<matching_engine_impl_t*> engines;
   // The network layer's state of each device uid (net.cpp), made when a
   // device of that uid or a message to it first needs it, freed with the
   // runtime: a message may arrive before its device exists here.

@@ -1,5 +1,6 @@
 // The LCI 2 interface: the process, runtimes, devices, endpoints, packet
 // pools, matching engines, memory registration, progress (impl.hpp).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -313,6 +314,22 @@ endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_con
   return e;
 }
 
+// The core endpoints of a program's matching engine, one per policy, on
+// the runtime's shared core device (which must exist).
+void make_engine_endpoints(device_impl_t* d, matching_engine_impl_t* me) {
+  endpoint_impl_t* own = new_endpoint(d, nullptr, nullptr, -1, 0xfu);
+  for (int policy = 0; policy < 4; ++policy) me->by_policy[policy] = own->by_policy[policy];
+  own->owns = false;  // the engine's now
+  delete own;
+}
+
+void free_engine_endpoints(matching_engine_impl_t* me) {
+  for (lci::endpoint*& ep : me->by_policy) {
+    if (ep) endpoint_destroy(ep);
+    ep = nullptr;
+  }
+}
+
 // A program's endpoint: the runtime's shared core endpoints, so that what
 // is sent from any endpoint matches a receive posted at any other.
 endpoint_impl_t* make_endpoint(device_impl_t* d, const char* name, void* user_context) {
@@ -342,6 +359,7 @@ void destroy_device(device_impl_t* d) {
   d->coll_endpoint = nullptr;
   runtime_impl_t::shared_core& s = d->rt->shared;
   if (--s.devices == 0) {
+    for (matching_engine_impl_t* me : d->rt->engines) free_engine_endpoints(me);
     for (lci::endpoint*& ep : s.by_policy) {
       if (ep) endpoint_destroy(ep);
       ep = nullptr;
@@ -431,6 +449,8 @@ void free_runtime(runtime_t* runtime, bool global) {
   sync_default_device();
   delete rt->default_packet_pool;
   delete rt->default_matching_engine;
+  for (matching_engine_impl_t* me : rt->engines) delete me;  // their endpoints went with the core
+  rt->engines.clear();
   delete rt->default_net_context;
   free_net_states(rt);  // no core device is left to deliver to them
   if (g_default_runtime == rt) g_default_runtime = nullptr;
@@ -478,6 +498,7 @@ device_t alloc_device(const device_args& a) {
     for (int policy = 0; policy < 4; ++policy) s.by_policy[policy] = shared->by_policy[policy];
     shared->owns = false;  // the runtime's now
     delete shared;
+    for (matching_engine_impl_t* me : rt->engines) make_engine_endpoints(d, me);
   }
   d->core = s.core;
   d->nranks = static_cast<uint32_t>(LCI_NUM_PROCESSES);
@@ -638,11 +659,14 @@ size_t get_max_bcopy_size(packet_pool_t, runtime_t) {
 
 matching_engine_t alloc_matching_engine(attr_matching_engine_type_t type, bool set,
                                         const char* name, void* user_context, runtime_t runtime) {
-  (void)runtime_of(runtime);
+  runtime_impl_t* rt = runtime_of(runtime);
   auto* me = new matching_engine_impl_t;
   me->attr.matching_engine_type = set ? type : get_g_default_attr().matching_engine_type;
   me->attr.name = name ? name : DEFAULT_NAME;
   me->attr.user_context = user_context;
+  me->rt = rt;
+  if (rt->shared.core) make_engine_endpoints(rt->devices.front(), me);
+  rt->engines.push_back(me);
   return matching_engine_t(static_cast<void*>(me));
 }
 
@@ -650,8 +674,14 @@ void free_matching_engine(matching_engine_t* engine, runtime_t runtime) {
   if (!engine || !engine->p_impl)
     throw std::runtime_error("lci::free_matching_engine: empty handle");
   runtime_impl_t* rt = runtime_of(runtime);
-  if (rt->default_matching_engine == engine->p_impl) rt->default_matching_engine = nullptr;
-  delete engine->p_impl;
+  matching_engine_impl_t* me = engine->p_impl;
+  if (rt->default_matching_engine == me) rt->default_matching_engine = nullptr;
+  if (me->rt) {
+    free_engine_endpoints(me);
+    auto& v = me->rt->engines;
+    v.erase(std::remove(v.begin(), v.end(), me), v.end());
+  }
+  delete me;
   *engine = matching_engine_t();
 }
 

@@ -408,6 +408,79 @@ TEST_CASE("matching policies with ANY_SOURCE and ANY_TAG") {
   lci::free_comp(&cq);
 }
 
+// Two receives of the same rank and tag, one on the runtime's default
+// matching engine and one on an engine of the program's own: each message
+// goes to the receive of the engine it was sent with, whichever receive
+// was posted first and whichever message came first, eager and rendezvous,
+// posted before the message or found waiting.
+TEST_CASE("a matching engine of the program's own matches only its own messages") {
+  lci::matching_engine_t engine = lci::alloc_matching_engine();
+  lci::comp_t cq = lci::alloc_cq();
+  for (size_t size : {size_t(40), max_bcopy() + 100}) {
+    for (bool recv_first : {true, false}) {
+      INFO("size ", size, recv_first ? ", receives posted first" : ", messages waiting");
+      const lci::tag_t tag = fresh_tag();
+      // Buffer 0: the default engine's; 1: the program's engine's.
+      std::vector<char> sbuf[2], rbuf[2];
+      for (int e = 0; e < 2; ++e) {
+        sbuf[e].resize(size);
+        fill(sbuf[e].data(), size, seed_of(lci::get_rank_me(), static_cast<uint32_t>(tag), e));
+        rbuf[e].assign(size, 0);
+      }
+      auto ctx = [](int e) { return reinterpret_cast<void*>(static_cast<uintptr_t>(e + 1)); };
+      auto post_recv = [&](int e) {
+        auto op = lci::post_recv_x(prev(), rbuf[e].data(), size, tag, cq).user_context(ctx(e));
+        return e ? op.matching_engine(engine)() : op();
+      };
+      auto post_send = [&](int e) {
+        auto op = lci::post_send_x(next(), sbuf[e].data(), size, tag, cq).user_context(ctx(e));
+        return until_accepted(e ? op.matching_engine(engine) : op, "send");
+      };
+      std::vector<lci::status_t> all;
+      size_t posted = 0;
+      auto take = [&](const lci::status_t& st) {
+        CHECK(!st.is_retry());
+        if (st.is_posted()) ++posted;
+        if (st.is_done()) all.push_back(st);
+      };
+      if (recv_first) {
+        // The default engine's receive first; the own engine's message first.
+        take(post_recv(0));
+        take(post_recv(1));
+        barrier();
+        take(post_send(1));
+        take(post_send(0));
+      } else {
+        // The default engine's message first; the own engine's receive first.
+        take(post_send(0));
+        take(post_send(1));
+        barrier();
+        take(post_recv(1));
+        take(post_recv(0));
+      }
+      for (const lci::status_t& st : pop_n(cq, posted, "engine")) all.push_back(st);
+      int recvs[2] = {0, 0};
+      for (const lci::status_t& st : all) {
+        const int e = st.get_buffer() == rbuf[0].data() ? 0 : st.get_buffer() == rbuf[1].data() ? 1 : -1;
+        if (e < 0) continue;  // a send's
+        ++recvs[e];
+        CHECK(st.get_user_context() == ctx(e));
+        CHECK(st.get_rank() == prev());
+        CHECK(st.get_tag() == tag);
+        CHECK(st.get_size() == size);
+      }
+      CHECK(recvs[0] == 1);
+      CHECK(recvs[1] == 1);
+      for (int e = 0; e < 2; ++e)
+        CHECK(mismatch(rbuf[e].data(), size, seed_of(prev(), static_cast<uint32_t>(tag), e)) ==
+              SIZE_MAX);
+      barrier();
+    }
+  }
+  lci::free_comp(&cq);
+  lci::free_matching_engine(&engine);
+}
+
 TEST_CASE("many messages with many tags in flight, received out of order") {
   const int k_msgs = 300;
   const lci::tag_t base = fresh_tag();
