@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstddef>
 
+#include "lci/util/test_count.hpp"
+
 namespace lci {
 
 // Set by LCIT_fail_next_rdma; start_rdma takes it (one relaxed load per RDMA
@@ -25,13 +27,5 @@ inline std::atomic<int> g_test_fail_sends{0};
 inline std::atomic<int> g_test_lose_sends{0};
 // Set by LCIT_native_refuse_cma (-1: none).
 inline std::atomic<int> g_test_no_cma_rank{-1};
-
-// Takes one from a hook's count; true if it was positive.
-inline bool take_test_count(std::atomic<int>& count) {
-  int n = count.load(std::memory_order_relaxed);
-  while (__builtin_expect(n > 0, 0))
-    if (count.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) return true;
-  return false;
-}
 
 }  // namespace lci

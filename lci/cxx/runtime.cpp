@@ -288,15 +288,10 @@ void core_release() {
   runtime_finalize();
 }
 
-// An endpoint of d with the core endpoints of `policies` (bit i: matching
-// policy i): all four for a program's, rank_tag only for the collectives'.
-endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_context, int uid,
-                              unsigned policies) {
-  auto* e = new endpoint_impl_t;
-  e->device = d;
-  e->attr.uid = uid;
-  e->attr.name = name ? name : DEFAULT_NAME;
-  e->attr.user_context = user_context;
+// Core endpoints of `core` for the matching policies in `policies` (bit i:
+// matching policy i), into out[i]: all four for a program's, rank_tag only
+// for the collectives'.
+void make_core_endpoints(lci::device* core, unsigned policies, lci::endpoint* (&out)[4]) {
   for (int policy = 0; policy < 4; ++policy) {
     if ((policies & (1u << policy)) == 0) continue;
     plist p;
@@ -308,26 +303,28 @@ endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_con
     p.default_comp = nullptr;
     p.target_context = am_marker();
     p.lookup_comp = &lookup_rcomp;
-    e->by_policy[policy] = endpoint_create(d->core, p);
+    out[policy] = endpoint_create(core, p);
   }
-  e->owns = true;
-  return e;
 }
 
-// The core endpoints of a program's matching engine, one per policy, on
-// the runtime's shared core device (which must exist).
-void make_engine_endpoints(device_impl_t* d, matching_engine_impl_t* me) {
-  endpoint_impl_t* own = new_endpoint(d, nullptr, nullptr, -1, 0xfu);
-  for (int policy = 0; policy < 4; ++policy) me->by_policy[policy] = own->by_policy[policy];
-  own->owns = false;  // the engine's now
-  delete own;
-}
-
-void free_engine_endpoints(matching_engine_impl_t* me) {
-  for (lci::endpoint*& ep : me->by_policy) {
+void destroy_core_endpoints(lci::endpoint* (&eps)[4]) {
+  for (lci::endpoint*& ep : eps) {
     if (ep) endpoint_destroy(ep);
     ep = nullptr;
   }
+}
+
+// An endpoint of d with core endpoints of its own (make_core_endpoints).
+endpoint_impl_t* new_endpoint(device_impl_t* d, const char* name, void* user_context, int uid,
+                              unsigned policies) {
+  auto* e = new endpoint_impl_t;
+  e->device = d;
+  e->attr.uid = uid;
+  e->attr.name = name ? name : DEFAULT_NAME;
+  e->attr.user_context = user_context;
+  make_core_endpoints(d->core, policies, e->by_policy);
+  e->owns = true;
+  return e;
 }
 
 // A program's endpoint: the runtime's shared core endpoints, so that what
@@ -344,9 +341,7 @@ endpoint_impl_t* make_endpoint(device_impl_t* d, const char* name, void* user_co
 }
 
 void free_endpoint_impl(endpoint_impl_t* e) {
-  if (e->owns)
-    for (lci::endpoint* ep : e->by_policy)
-      if (ep) endpoint_destroy(ep);
+  if (e->owns) destroy_core_endpoints(e->by_policy);
   delete e;
 }
 
@@ -359,11 +354,8 @@ void destroy_device(device_impl_t* d) {
   d->coll_endpoint = nullptr;
   runtime_impl_t::shared_core& s = d->rt->shared;
   if (--s.devices == 0) {
-    for (matching_engine_impl_t* me : d->rt->engines) free_engine_endpoints(me);
-    for (lci::endpoint*& ep : s.by_policy) {
-      if (ep) endpoint_destroy(ep);
-      ep = nullptr;
-    }
+    for (matching_engine_impl_t* me : d->rt->engines) destroy_core_endpoints(me->by_policy);
+    destroy_core_endpoints(s.by_policy);
     device_destroy(s.core);
     s.core = nullptr;
   }
@@ -494,11 +486,8 @@ device_t alloc_device(const device_args& a) {
     s.core = device_create(opt);
     s.core->net_layer = rt;
     d->core = s.core;
-    endpoint_impl_t* shared = new_endpoint(d, nullptr, nullptr, -1, 0xfu);
-    for (int policy = 0; policy < 4; ++policy) s.by_policy[policy] = shared->by_policy[policy];
-    shared->owns = false;  // the runtime's now
-    delete shared;
-    for (matching_engine_impl_t* me : rt->engines) make_engine_endpoints(d, me);
+    make_core_endpoints(s.core, 0xfu, s.by_policy);
+    for (matching_engine_impl_t* me : rt->engines) make_core_endpoints(s.core, 0xfu, me->by_policy);
   }
   d->core = s.core;
   d->nranks = static_cast<uint32_t>(LCI_NUM_PROCESSES);
@@ -665,7 +654,7 @@ matching_engine_t alloc_matching_engine(attr_matching_engine_type_t type, bool s
   me->attr.name = name ? name : DEFAULT_NAME;
   me->attr.user_context = user_context;
   me->rt = rt;
-  if (rt->shared.core) make_engine_endpoints(rt->devices.front(), me);
+  if (rt->shared.core) make_core_endpoints(rt->shared.core, 0xfu, me->by_policy);
   rt->engines.push_back(me);
   return matching_engine_t(static_cast<void*>(me));
 }
@@ -677,7 +666,7 @@ void free_matching_engine(matching_engine_t* engine, runtime_t runtime) {
   matching_engine_impl_t* me = engine->p_impl;
   if (rt->default_matching_engine == me) rt->default_matching_engine = nullptr;
   if (me->rt) {
-    free_engine_endpoints(me);
+    destroy_core_endpoints(me->by_policy);
     auto& v = me->rt->engines;
     v.erase(std::remove(v.begin(), v.end(), me), v.end());
   }

@@ -404,7 +404,7 @@ status ofi_device::inject_sealed_locked(message_auth::sender& s, int rank, const
   char staged[sealed_inject_limit];
   if (len) memcpy(staged, buf, len);
   auth_->seal(rank, imm, staged, len, s.seq());
-  if (test_lose()) {
+  if (test_hit(test_lose_sends_)) {  // no completion to report: inject
     s.commit();
     return status::ok;
   }
@@ -422,12 +422,9 @@ status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void*
                                     uint32_t imm, void* ctx) {
   message_auth::sender s(*auth_, rank);
   if (!s.locked()) return status::retry;
-  if (__builtin_expect(test_fail_sends_ != nullptr, 0) && test_fail_sends_->load() > 0 &&
-      test_fail_sends_->fetch_sub(1) > 0) {
+  if (test_hit(test_fail_sends_)) {
     s.commit();  // it took its number, as a send that failed after its post
-    std::lock_guard<std::mutex> g(held_lock_);
-    test_failed_.push_back(ctx);
-    test_failed_any_.store(true, std::memory_order_release);
+    test_complete(ctx, completion_kind::failed);
     return status::ok;
   }
   // The trailer goes in the buffer's room past the message (a packet's
@@ -436,11 +433,9 @@ status ofi_device::post_send_sealed(int rank, const void* buf, size_t len, void*
   char saved[message_auth::trailer_bytes];
   memcpy(saved, at, sizeof(saved));
   auth_->seal(rank, imm, const_cast<void*>(buf), len, s.seq());
-  if (test_lose()) {
+  if (test_hit(test_lose_sends_)) {
     s.commit();
-    std::lock_guard<std::mutex> g(held_lock_);
-    test_lost_.push_back(ctx);
-    test_failed_any_.store(true, std::memory_order_release);
+    test_complete(ctx, completion_kind::send_done);
     return status::ok;
   }
   net::annotate_post(this);
@@ -506,25 +501,17 @@ int ofi_device::poll_sealed(completion* out, int max, const fi_cq_data_entry* en
     }
   }
   count_received(received);
-  if (__builtin_expect(test_failed_any_.load(std::memory_order_relaxed), 0) && j < max) {
+  if (__builtin_expect(test_done_any_.load(std::memory_order_relaxed), 0) && j < max) {
     std::lock_guard<std::mutex> g(held_lock_);
-    while (!test_failed_.empty() && j < max) {
+    while (!test_done_.empty() && j < max) {
       completion& c = out[j++];
       c = completion{};
-      c.kind = completion_kind::failed;
-      c.ctx = test_failed_.back();
-      c.error = FI_ECONNRESET;
-      test_failed_.pop_back();
+      c.kind = test_done_.back().second;
+      c.ctx = test_done_.back().first;
+      if (c.kind == completion_kind::failed) c.error = FI_ECONNRESET;
+      test_done_.pop_back();
     }
-    while (!test_lost_.empty() && j < max) {
-      completion& c = out[j++];
-      c = completion{};
-      c.kind = completion_kind::send_done;
-      c.ctx = test_lost_.back();
-      test_lost_.pop_back();
-    }
-    test_failed_any_.store(!test_failed_.empty() || !test_lost_.empty(),
-                           std::memory_order_relaxed);
+    test_done_any_.store(!test_done_.empty(), std::memory_order_relaxed);
   }
   if (!soft_) return j;
   if (soft_pending_.any()) soft_resume();

@@ -76,6 +76,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lci/backend/net_types.hpp"
@@ -83,6 +84,7 @@
 #include "lci/backend/ofi/soft_rma.hpp"
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/util/log.hpp"
+#include "lci/util/test_count.hpp"
 
 namespace lci::ofi {
 
@@ -426,19 +428,20 @@ class ofi_device final {
   // of peer states decides); nullptr: a peer's loss is fatal.
   void (*report_)(int rank, net::evidence e, const char* why) = nullptr;
   bool (*is_suspected_)(int rank) = nullptr;  // settings::is_suspected
-  // LCIT_fail_next_sends (settings::test_fail_sends): sends not posted,
-  // completed as failed by the next poll (under held_lock_).
+  // LCIT_fail_next_sends and LCIT_lose_next_sends (settings::test_fail_sends,
+  // test_lose_sends): sends sealed and counted, not posted; the next poll
+  // completes them (test_done_, under held_lock_) as failed or as sent.
   std::atomic<int>* test_fail_sends_ = nullptr;
-  std::vector<void*> test_failed_;
-  std::atomic<bool> test_failed_any_{false};
-  // LCIT_lose_next_sends (settings::test_lose_sends): sealed and counted,
-  // not posted; those with a context complete by the next poll (in
-  // test_lost_, under held_lock_; test_failed_any_ says either has some).
   std::atomic<int>* test_lose_sends_ = nullptr;
-  std::vector<void*> test_lost_;
-  bool test_lose() {
-    return __builtin_expect(test_lose_sends_ != nullptr, 0) && test_lose_sends_->load() > 0 &&
-           test_lose_sends_->fetch_sub(1) > 0;
+  std::vector<std::pair<void*, completion_kind>> test_done_;
+  std::atomic<bool> test_done_any_{false};
+  static bool test_hit(std::atomic<int>* count) {
+    return __builtin_expect(count != nullptr, 0) && take_test_count(*count);
+  }
+  void test_complete(void* ctx, completion_kind k) {
+    std::lock_guard<std::mutex> g(held_lock_);
+    test_done_.emplace_back(ctx, k);
+    test_done_any_.store(true, std::memory_order_release);
   }
   // Suspected peers (LCI_PEER_FAILURE=continue): probed every 200 ms of
   // polling; the staging buffers of RDMA pieces whose send failed wait in

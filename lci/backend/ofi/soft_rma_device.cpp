@@ -322,14 +322,12 @@ void ofi_device::describe(const net::describe_fn& out) const {
   // messages sent to it and received from it.
   for (int r = 0; auth_ && r < auth_->nranks(); ++r) {
     if (r == auth_->self() || (auth_->sent_to(r) == 0 && auth_->received_from(r) == 0)) continue;
+    snprintf(line, sizeof(line), "ofi: rank %d: %llu message(s) sent to it, %llu received from it; ",
+             r, static_cast<unsigned long long>(auth_->sent_to(r)),
+             static_cast<unsigned long long>(auth_->received_from(r)));
     std::unique_lock<std::mutex> g(watch_lock_, std::try_to_lock);
     if (!g.owns_lock()) {
-      snprintf(line, sizeof(line),
-               "ofi: rank %d: %llu message(s) sent to it, %llu received from it; heartbeats: "
-               "busy (lock held)",
-               r, static_cast<unsigned long long>(auth_->sent_to(r)),
-               static_cast<unsigned long long>(auth_->received_from(r)));
-      out(line);
+      out(std::string(line) + "heartbeats: busy (lock held)");
       continue;
     }
     const int64_t now = now_ns();
@@ -348,9 +346,6 @@ void ofi_device::describe(const net::describe_fn& out) const {
       beat += "; it had " + std::to_string(o.arrived) + " of the " + std::to_string(o.sent) +
               " sent to it " + std::to_string((now - o.since_ns) / 1000000) + " ms ago (" +
               std::to_string(o.beats) + " heartbeat(s) since)";
-    snprintf(line, sizeof(line), "ofi: rank %d: %llu message(s) sent to it, %llu received from it; ",
-             r, static_cast<unsigned long long>(auth_->sent_to(r)),
-             static_cast<unsigned long long>(auth_->received_from(r)));
     out(line + beat);
   }
   if (!soft_) return;
