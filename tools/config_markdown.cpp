@@ -42,13 +42,33 @@ Every `LCI_*` environment variable of LCI 1.7.9 is read once, by
 is declared in one row (name, type, default, range, help and category). This
 page is generated from that table (see the end of the page).
 
-A malformed or out-of-range value stops the program with
+How values are written:
+
+- numbers are whole decimal numbers; a size or count may end in `K`, `M` or
+  `G` (times 1024, 1024² or 1024³; `KB`/`KiB` work too): `LCI_PACKET_SIZE=16K`
+  is 16384;
+- booleans are `0`/`1`, `on`/`off`, `true`/`false` or `yes`/`no`;
+- words (log levels, policies, protocols) are accepted in any case:
+  `LCI_LOG_LEVEL=INFO` is `info`.
+
+A malformed or out-of-range value stops the program with status 1 (no core
+dump), one line per bad variable:
 
 ```
 LCI_initialize: environment variable X="..." is malformed (expected ...)
 ```
 
-where the expected part is the range column of the tables below. The parsed
+where the expected part is the range column of the tables below. `lci_info`
+reports every bad value the same way and exits 1 without starting LCI. A
+`LCI_LOG_OUTFILE` that cannot be opened stops `LCI_initialize` the same way.
+An `LCI_*` variable that is no setting (a misspelt name) is warned about once
+per process, with the closest name:
+
+```
+LCI warn: environment variable LCI_PACKT_SIZE is not an LCI setting and is ignored (did you mean LCI_PACKET_SIZE?); lci_info lists every setting
+```
+
+(`LCI_DIR` and `LCI_ROOT`, CMake's package hints, are not reported.) The parsed
 values are kept together (the library reads them from there, and nothing reads
 the environment again until the next `LCI_initialize`) and copied into the
 `LCI_*` globals of `lci.h`, which LCI 1.7 programs read. The ones that matter

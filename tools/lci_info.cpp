@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -309,6 +310,23 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "lci_info: unknown option '%s'\n%s", argv[i], usage);
     return 2;
+  }
+
+  // The settings first, as LCI_initialize would read them: every malformed
+  // value is reported (LCI_initialize stops at them too), with the unknown
+  // LCI_* variables, and lci_info exits 1 without starting LCI. (Otherwise
+  // LCI_initialize warns about the unknown ones.)
+  {
+    lci::config parsed;
+    std::vector<std::string> errors;
+    const bool ok = lci::config_read([](const char* name) -> const char* { return getenv(name); },
+                                     parsed, errors);
+    if (!ok) {
+      for (const std::string& m : lci::config_unknown_variables(environ))
+        std::fprintf(stderr, "lci_info: warning: %s\n", m.c_str());
+      for (const std::string& m : errors) std::fprintf(stderr, "lci_info: %s\n", m.c_str());
+      return 1;
+    }
   }
 
   // Decided before LCI_initialize, from the same environment it reads; a bad

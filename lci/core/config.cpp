@@ -2,10 +2,16 @@
 // the LCI_* globals of lci.h mirrored from it (see config.hpp).
 #include "lci/core/config.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
+#include <strings.h>
+#include <unistd.h>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -164,6 +170,7 @@ const std::vector<entry>& table() {
 
 // The words each kind accepts, as the malformed-value message names them.
 constexpr const char* rdv_words = "write or writeimm";
+constexpr const char* boolean_words = "0 or 1, on or off, true or false, yes or no";
 constexpr const char* try_lock_words = "a comma list of none,send,recv,poll,global,global_b";
 constexpr const char* device_lock_words_text = "none, block or try";
 constexpr const char* log_level_words = "error, warn, diag, info, debug or trace";
@@ -197,7 +204,7 @@ std::string range_text(const entry& e) {
   switch (e.type) {
     case kind::integer: return "any int";
     case kind::size: return "at least 1";
-    case kind::boolean: return "0 or 1";
+    case kind::boolean: return boolean_words;
     case kind::rdv: return rdv_words;
     case kind::try_lock_mode: return try_lock_words;
     case kind::device_lock_mode: return device_lock_words_text;
@@ -223,14 +230,31 @@ struct malformed {
                   "\" is malformed (expected " + expected + ")"};
 }
 
-long long parse_number(const char* name, const char* value, long long lo, long long hi) {
+// A number of row `e` (integer or size kind): decimal, with an optional
+// K, M or G suffix (x 1024, 1024^2, 1024^3), within what the member holds.
+// A refusal names the row's own range, as the limit check would.
+long long parse_number(const entry& e, const char* value, long long lo, long long hi) {
   long long v = 0;
-  if (!parse_decimal(value, lo, hi, v)) {
-    char expected[96];
-    snprintf(expected, sizeof(expected), "a decimal integer in [%lld, %lld]", lo, hi);
-    bad_value(name, value, expected);
+  if (!parse_scaled(value, lo, hi, v)) {
+    const std::string range = e.range.shape != limits::form::any ? e.range.expected()
+                              : e.type == kind::size ? std::string("at least 1")
+                                                     : std::string();
+    bad_value(e.name, value,
+              (range + (range.empty() ? "" : ": ") + "a whole number, which may end in K, M or G")
+                  .c_str());
   }
   return v;
+}
+
+// Booleans: 0 or 1, and the words on/off, true/false, yes/no in any case.
+bool parse_boolean(const entry& e, const char* value) {
+  static const char* const yes[] = {"1", "on", "true", "yes"};
+  static const char* const no[] = {"0", "off", "false", "no"};
+  for (const char* w : yes)
+    if (!strcasecmp(value, w)) return true;
+  for (const char* w : no)
+    if (!strcasecmp(value, w)) return false;
+  bad_value(e.name, value, boolean_words);
 }
 
 const char* const log_level_names[] = {"error", "warn", "diag", "info", "debug", "trace"};
@@ -250,45 +274,51 @@ const struct {
                          {"block", LCI_DEVICE_LOCK_MODE_BLOCK},
                          {"try", LCI_DEVICE_LOCK_MODE_TRY}};
 
+std::string lower(const char* text) {
+  std::string s(text);
+  for (char& ch : s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
 void apply(const entry& e, config& c, const char* value) {
   void* target = e.field(c);
   switch (e.type) {
     case kind::integer:
-      *static_cast<int*>(target) = static_cast<int>(parse_number(e.name, value, INT_MIN, INT_MAX));
+      *static_cast<int*>(target) = static_cast<int>(parse_number(e, value, INT_MIN, INT_MAX));
       return;
     case kind::size:
-      *static_cast<size_t*>(target) = static_cast<size_t>(parse_number(e.name, value, 1, LLONG_MAX));
+      *static_cast<size_t*>(target) = static_cast<size_t>(parse_number(e, value, 1, LLONG_MAX));
       return;
     case kind::boolean:
-      *static_cast<bool*>(target) = parse_number(e.name, value, 0, 1) != 0;
+      *static_cast<bool*>(target) = parse_boolean(e, value);
       return;
     case kind::rdv:
-      if (!strcmp(value, "write")) *static_cast<LCI_rdv_protocol_t*>(target) = LCI_RDV_WRITE;
-      else if (!strcmp(value, "writeimm")) *static_cast<LCI_rdv_protocol_t*>(target) = LCI_RDV_WRITEIMM;
+      if (!strcasecmp(value, "write")) *static_cast<LCI_rdv_protocol_t*>(target) = LCI_RDV_WRITE;
+      else if (!strcasecmp(value, "writeimm")) *static_cast<LCI_rdv_protocol_t*>(target) = LCI_RDV_WRITEIMM;
       else bad_value(e.name, value, rdv_words);
       return;
     case kind::try_lock_mode:
-      if (!parse_try_lock_mode(value, *static_cast<uint64_t*>(target)))
+      if (!parse_try_lock_mode(lower(value).c_str(), *static_cast<uint64_t*>(target)))
         bad_value(e.name, value, try_lock_words);
       return;
     case kind::device_lock_mode:
       for (auto& w : device_lock_words)
-        if (!strcmp(value, w.word)) { *static_cast<uint64_t*>(target) = w.mode; return; }
+        if (!strcasecmp(value, w.word)) { *static_cast<uint64_t*>(target) = w.mode; return; }
       bad_value(e.name, value, device_lock_words_text);
     case kind::log_level:
       for (int i = 0; i < 6; ++i)
-        if (!strcmp(value, log_level_names[i])) { *static_cast<log_level*>(target) = static_cast<log_level>(i); return; }
+        if (!strcasecmp(value, log_level_names[i])) { *static_cast<log_level*>(target) = static_cast<log_level>(i); return; }
       bad_value(e.name, value, log_level_words);
     case kind::text:
       *static_cast<std::string*>(target) = value;
       return;
     case kind::backend:
-      if (strcmp(value, "ofi") && strcmp(value, "ibv")) bad_value(e.name, value, backend_words);
-      *static_cast<std::string*>(target) = value;
+      if (strcasecmp(value, "ofi") && strcasecmp(value, "ibv")) bad_value(e.name, value, backend_words);
+      *static_cast<std::string*>(target) = lower(value);
       return;
     case kind::peer_failure:
-      if (!strcmp(value, "abort")) *static_cast<bool*>(target) = false;
-      else if (!strcmp(value, "continue")) *static_cast<bool*>(target) = true;
+      if (!strcasecmp(value, "abort")) *static_cast<bool*>(target) = false;
+      else if (!strcasecmp(value, "continue")) *static_cast<bool*>(target) = true;
       else bad_value(e.name, value, peer_failure_words);
       return;
     case kind::dump_signal:
@@ -297,7 +327,7 @@ void apply(const entry& e, config& c, const char* value) {
       return;
     case kind::wait_policy:
       for (auto& w : wait_words)
-        if (!strcmp(value, w.word)) { c.wait_policy = w.policy; c.wait_policy_given = true; return; }
+        if (!strcasecmp(value, w.word)) { c.wait_policy = w.policy; c.wait_policy_given = true; return; }
       bad_value(e.name, value, wait_policy_words);
     case kind::derived:
       return;
@@ -325,7 +355,11 @@ std::string value_text(const env_lookup& env, const char* name, long long number
 }
 
 // `c` starts at the defaults (the member initializers of settings.def).
-void read_table(const env_lookup& env, config& c) {
+// Every malformed value is reported, one message per variable, in table
+// order: the value of a row that does not parse stays at its default and
+// its limits are not checked again.
+void read_table(const env_lookup& env, config& c, std::vector<std::string>& errors) {
+  std::vector<bool> refused(table().size(), false);
   const std::vector<entry>& t = table();
   c.sources.assign(t.size(), config_source::default_value);
   for (size_t i = 0; i < t.size(); ++i)
@@ -335,18 +369,30 @@ void read_table(const env_lookup& env, config& c) {
     if (e.type == kind::derived) continue;
     const char* value = env(e.name);
     if (!value) continue;
-    apply(e, c, value);
+    try {
+      apply(e, c, value);
+    } catch (const malformed& m) {
+      errors.push_back(m.message);
+      refused[i] = true;
+      continue;
+    }
     // Every name of the member (LCI_IBV_GID_IDX, LCI_IBV_GID_INDEX) now
     // reports the environment; the last one set wins.
     for (size_t j = 0; j < t.size(); ++j)
       if (j == i || t[j].field(c) == e.field(c)) c.sources[j] = config_source::environment;
   }
   // Every row's limits, in table order, once every value has parsed.
-  for (const entry& e : t) {
-    if (e.alias_of || e.range.shape == limits::form::any) continue;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const entry& e = t[i];
+    if (e.alias_of || refused[i] || e.range.shape == limits::form::any) continue;
     const long long v = number_of(e, c);
-    if (!e.range.admits(v))
-      bad_value(e.name, value_text(env, e.name, v).c_str(), e.range.expected().c_str());
+    if (!e.range.admits(v)) {
+      try {
+        bad_value(e.name, value_text(env, e.name, v).c_str(), e.range.expected().c_str());
+      } catch (const malformed& m) {
+        errors.push_back(m.message);
+      }
+    }
   }
 }
 
@@ -453,17 +499,22 @@ config_source config::source_of(const std::string& name) const {
   return i < sources.size() ? sources[i] : config_source::default_value;
 }
 
-bool config_read(const env_lookup& env, config& out, std::string& error) {
+bool config_read(const env_lookup& env, config& out, std::vector<std::string>& errors) {
   config c;
-  try {
-    read_table(env, c);
-    derive(c);
-  } catch (const malformed& m) {
-    error = m.message;
-    return false;
-  }
+  errors.clear();
+  read_table(env, c, errors);
+  if (!errors.empty()) return false;
+  derive(c);
   out = std::move(c);
   return true;
+}
+
+bool config_read(const env_lookup& env, config& out, std::string& error) {
+  std::vector<std::string> errors;
+  if (config_read(env, out, errors)) return true;
+  error.clear();
+  for (const std::string& m : errors) error += (error.empty() ? "" : "\n") + m;
+  return false;
 }
 
 bool config_read(const std::map<std::string, std::string>& env, config& out, std::string& error) {
@@ -543,15 +594,59 @@ void config_print_current(FILE* out, bool initialized) {
     return;
   }
   config c;
-  std::string error;
-  if (!config_read([](const char* name) -> const char* { return getenv(name); }, c, error)) {
-    fprintf(out, "# LCI_initialize would stop: %s\n", error.c_str());
+  std::vector<std::string> errors;
+  if (!config_read([](const char* name) -> const char* { return getenv(name); }, c, errors)) {
+    for (const std::string& m : errors) fprintf(out, "# LCI_initialize would stop: %s\n", m.c_str());
     return;
   }
   config_print(c, out);
 }
 
 const config& current_config() { return g_config; }
+
+namespace {
+
+// Edits (insertions, deletions, substitutions) that turn a into b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string> config_unknown_variables(const char* const* envp) {
+  std::vector<std::string> out;
+  if (!envp) return out;
+  const std::vector<entry>& t = table();
+  for (const char* const* p = envp; *p; ++p) {
+    const char* eq = strchr(*p, '=');
+    const std::string name(*p, eq ? static_cast<size_t>(eq - *p) : strlen(*p));
+    if (name.compare(0, 4, "LCI_") != 0) continue;
+    // CMake's package hints, not settings.
+    if (name == "LCI_DIR" || name == "LCI_ROOT") continue;
+    const entry* closest = nullptr;
+    size_t best = SIZE_MAX;
+    for (const entry& e : t) {
+      const size_t d = edit_distance(name, e.name);
+      if (d < best) best = d, closest = &e;
+    }
+    if (best == 0) continue;
+    std::string m = "environment variable " + name + " is not an LCI setting and is ignored";
+    if (closest && best <= 3) m += std::string(" (did you mean ") + closest->name + "?)";
+    out.push_back(m + "; lci_info lists every setting");
+  }
+  return out;
+}
 
 net::settings backend_settings() {
   const config& c = settings();
@@ -573,14 +668,26 @@ net::settings backend_settings() {
 
 void config_parse() {
   config c;
-  std::string error;
-  if (!config_read([](const char* name) -> const char* { return getenv(name); }, c, error))
-    fatal("LCI_initialize: %s", error.c_str());
+  std::vector<std::string> errors;
+  if (!config_read([](const char* name) -> const char* { return getenv(name); }, c, errors)) {
+    // One line per malformed variable, then the exit (no core: nothing
+    // went wrong inside the library).
+    for (size_t i = 0; i + 1 < errors.size(); ++i)
+      log_message(log_level::error, "LCI_initialize: %s", errors[i].c_str());
+    fatal_exit(1, "LCI_initialize: %s", errors.back().c_str());
+  }
   g_config = std::move(c);
   const config& s = g_config;
 
   log_set_level(s.log_threshold);
-  log_set_outfile(s.log_outfile.c_str());
+  if (!log_set_outfile(s.log_outfile.c_str()))
+    fatal_exit(1, "LCI_initialize: environment variable LCI_LOG_OUTFILE=\"%s\": the file cannot "
+               "be opened for appending (%s)", s.log_outfile.c_str(), strerror(errno));
+  // Misspelt names, once per process (after the log file is in place).
+  static std::atomic<bool> unknown_checked{false};
+  if (!unknown_checked.exchange(true))
+    for (const std::string& m : config_unknown_variables(environ))
+      log_message(log_level::warn, "%s", m.c_str());
   if (s.wait_policy_given) wait_policy_set(s.wait_policy);
 
   // The globals of lci.h, for LCI 1.7 programs: each `mirrored` row.

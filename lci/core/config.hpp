@@ -6,7 +6,7 @@
 // config_read() turns an environment (a lookup function, so that tests can
 // pass a map) into one lci::config that holds every effective value and
 // where it came from (default, environment, or derived from other values).
-// It has no side effects; a malformed value is returned as the one-line
+// It has no side effects; each malformed value is returned as the one-line
 // message "environment variable X=\"...\" is malformed (expected ...)".
 //
 // config_parse() runs it once on the process environment inside
@@ -134,6 +134,10 @@ using env_lookup = std::function<const char*(const char* name)>;
 // The pure parse (see the top of this file). True and `out` filled, or false
 // and `error` set ("environment variable X=\"v\" is malformed (expected ...)").
 LCI_INTERNAL_EXPORT bool config_read(const env_lookup& env, config& out, std::string& error);
+// The same, with every malformed value's message (one per variable, in
+// table order; the string form joins them with newlines).
+LCI_INTERNAL_EXPORT bool config_read(const env_lookup& env, config& out,
+                                     std::vector<std::string>& errors);
 LCI_INTERNAL_EXPORT bool config_read(const std::map<std::string, std::string>& env, config& out,
                                      std::string& error);
 // Every setting at its default (an empty environment).
@@ -161,11 +165,19 @@ extern config g_config;
 inline const config& settings() { return g_config; }
 LCI_INTERNAL_EXPORT const config& current_config();
 
+// One warning per LCI_* variable of `envp` (a NULL-terminated environ
+// array) that names no setting, with the closest name when one is near:
+// "environment variable LCI_PACKT_SIZE is not an LCI setting and is ignored
+// (did you mean LCI_PACKET_SIZE?); ...". LCI_DIR and LCI_ROOT (CMake's
+// package hints) are not settings and not reported.
+LCI_INTERNAL_EXPORT std::vector<std::string> config_unknown_variables(const char* const* envp);
 // The backends' part of the configuration (they read nothing else).
 net::settings backend_settings();
 
 // Parses the process environment into settings() and the lci.h globals
-// and applies log level, log file and wait policy. Fatal on a malformed value.
+// and applies log level, log file and wait policy. A malformed value (each
+// one is printed) or a log file that cannot be opened ends the process
+// with status 1; unknown LCI_* variables are warned about, once.
 void config_parse();
 
 }  // namespace lci

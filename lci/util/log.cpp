@@ -32,8 +32,8 @@ void vprint(log_level level, const char* fmt, va_list ap) {
 void log_set_level(log_level level) { g_log_level = level; }
 void log_set_rank(int rank) { g_rank = rank; }
 
-void log_set_outfile(const char* path) {
-  if (!path || !*path) return;
+bool log_set_outfile(const char* path) {
+  if (!path || !*path) return true;
   FILE* f = nullptr;
   if (std::string_view(path) == "stdout")
     f = stdout;
@@ -41,7 +41,9 @@ void log_set_outfile(const char* path) {
     f = stderr;
   else
     f = fopen(path, "a");
-  if (f) g_out = f;
+  if (!f) return false;
+  g_out = f;
+  return true;
 }
 
 void log_message(log_level level, const char* fmt, ...) {

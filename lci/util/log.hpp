@@ -17,7 +17,10 @@ enum class log_level : int { error = 0, warn, diag, info, debug, trace };
 extern log_level g_log_level;
 
 void log_set_level(log_level level);
-void log_set_outfile(const char* path);
+// Sends the log to `path` (a file opened for appending, or stdout/stderr;
+// "" leaves it as is). False, with the log unchanged, when the file cannot
+// be opened (errno says why).
+bool log_set_outfile(const char* path);
 // Sets the rank shown in the prefix (-1 before the bootstrap knows it).
 void log_set_rank(int rank);
 

@@ -19,7 +19,7 @@
 #                 that the loopback check below sees same-host traffic that
 #                 goes through the network
 #   rank_failure  4 ranks of tests/integration/failure/rank_failure (path in
-#                 LCI_NETNS_RANK_FAILURE; by default only when that is set):
+#                 LCIT_NETNS_RANK_FAILURE; by default only when that is set):
 #                 rank 1 dies by SIGKILL, the job must end, naming it
 # All but mixed run with LCI_SHM=0, so that everything goes through tcp.
 # The program runs with --hosts 2 and checks which transport serves each rank
@@ -37,7 +37,7 @@
 #
 # Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) and iproute2; without them it
 # prints why and exits 77, which ctest reports as skipped.
-# LCI_NETNS_FAKE_NO_PRIVILEGE=1 takes the same path, to test it.
+# LCIT_NETNS_FAKE_NO_PRIVILEGE=1 takes the same path, to test it.
 # Namespaces are named lci-netns-<pid of this script>-{0,1}, so concurrent
 # runs never share one; they are deleted on exit, and leftovers of runs whose
 # script no longer exists are deleted at start.
@@ -50,7 +50,7 @@ shift 2
 phases=("$@")
 if [ ${#phases[@]} -eq 0 ]; then
   phases=(pingpong many_to_one long mixed mixed_network)
-  [ -z "${LCI_NETNS_RANK_FAILURE:-}" ] || phases+=(rank_failure)
+  [ -z "${LCIT_NETNS_RANK_FAILURE:-}" ] || phases+=(rank_failure)
 fi
 
 skip() {
@@ -62,7 +62,7 @@ fail() {
   exit 1
 }
 
-[ -z "${LCI_NETNS_FAKE_NO_PRIVILEGE:-}" ] || skip "LCI_NETNS_FAKE_NO_PRIVILEGE is set"
+[ -z "${LCIT_NETNS_FAKE_NO_PRIVILEGE:-}" ] || skip "LCIT_NETNS_FAKE_NO_PRIVILEGE is set"
 command -v ip >/dev/null 2>&1 || skip "the ip command (iproute2) is not installed"
 [ "$(id -u)" -eq 0 ] || skip "network namespaces need root (running as uid $(id -u))"
 
@@ -222,8 +222,8 @@ run_phase() {
 # Rank 1 (on the second host) dies by SIGKILL while the others wait for it:
 # lcrun must end the job within 20 s, with status 137, naming rank 1.
 run_rank_failure() {
-  local prog_rf=${LCI_NETNS_RANK_FAILURE:-}
-  [ -n "$prog_rf" ] || fail "rank_failure: set LCI_NETNS_RANK_FAILURE to the rank_failure program"
+  local prog_rf=${LCIT_NETNS_RANK_FAILURE:-}
+  [ -n "$prog_rf" ] || fail "rank_failure: set LCIT_NETNS_RANK_FAILURE to the rank_failure program"
   echo "run_netns.sh: rank_failure: lcrun -n 4 --hosts 2 on ${ns[0]} and ${ns[1]}"
   local start end status
   start=$(date +%s%N)

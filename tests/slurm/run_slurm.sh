@@ -32,7 +32,7 @@
 # "SKIPPED: reason" when this machine cannot run the test (not root, Slurm or
 # munge not installed, no mpi/pmix plugin, LCI built without PMIx); 1
 # otherwise. Everything is bounded in time: each daemon's start (30 s), each
-# srun (LCI_SLURM_SRUN_TIMEOUT, default 60 s, then SIGKILL 5 s later).
+# srun (LCIT_SLURM_SRUN_TIMEOUT, default 60 s, then SIGKILL 5 s later).
 #
 # The cluster lives in a fresh temporary directory: its slurm.conf, munge
 # key and socket, state, spool and logs. Its ports are picked below 32768
@@ -40,7 +40,7 @@
 # failure, timeout or a signal) every process of this run is killed by its
 # PID: the daemons started here and whatever they started (slurmstepd and
 # the tasks, which Slurm reparents to init), found by the variable
-# LCI_SLURM_RUN=<temporary directory> that only this run's processes carry.
+# LCIT_SLURM_RUN=<temporary directory> that only this run's processes carry.
 # Logs of a failed run are printed before the directory is removed.
 set -u
 
@@ -88,7 +88,7 @@ case "$mpi" in
   *) echo "run_slurm.sh: --mpi must be pmix or pmi2" >&2; exit 2 ;;
 esac
 
-srun_timeout=${LCI_SLURM_SRUN_TIMEOUT:-60}
+srun_timeout=${LCIT_SLURM_SRUN_TIMEOUT:-60}
 start_timeout=30
 
 skip() {
@@ -101,7 +101,7 @@ fail() {
   exit 1
 }
 
-[ -z "${LCI_SLURM_FAKE_NO_PRIVILEGE:-}" ] || skip "LCI_SLURM_FAKE_NO_PRIVILEGE is set"
+[ -z "${LCIT_SLURM_FAKE_NO_PRIVILEGE:-}" ] || skip "LCIT_SLURM_FAKE_NO_PRIVILEGE is set"
 [ "$(id -u)" -eq 0 ] ||
   skip "slurmd must run as root to start tasks (running as uid $(id -u))"
 for tool in munged munge slurmctld slurmd srun scontrol sinfo; do
@@ -117,7 +117,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/lci-slurm.XXXXXX") || fail "mktemp"
 # all, and that none on its key's path is writable by others.
 chmod 755 "$work"
 mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log" "$work/out"
-marker="LCI_SLURM_RUN=$work"
+marker="LCIT_SLURM_RUN=$work"
 failed=0
 srun_pid=""
 

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -144,20 +145,24 @@ TEST_CASE("good values of every kind") {
 
 TEST_CASE("malformed values: one message per kind, exactly") {
   const std::string pre = "environment variable ";
-  const std::string int_range = "(expected a decimal integer in [-2147483648, 2147483647])";
+  const std::string number = "a whole number, which may end in K, M or G)";
   CHECK(read_error({{"LCI_PACKET_SIZE", "12abc"}}) ==
-        pre + "LCI_PACKET_SIZE=\"12abc\" is malformed " + int_range);
+        pre + "LCI_PACKET_SIZE=\"12abc\" is malformed (expected a multiple of 64 of at least "
+              "4160: " + number);
   CHECK(read_error({{"LCI_SERVER_NUM_PKTS", ""}}) ==
-        pre + "LCI_SERVER_NUM_PKTS=\"\" is malformed " + int_range);
+        pre + "LCI_SERVER_NUM_PKTS=\"\" is malformed (expected at least 8: " + number);
   CHECK(read_error({{"LCI_MAX_ENDPOINTS", "99999999999"}}) ==
-        pre + "LCI_MAX_ENDPOINTS=\"99999999999\" is malformed " + int_range);
+        pre + "LCI_MAX_ENDPOINTS=\"99999999999\" is malformed (expected 1 ... 4094: " + number);
+  CHECK(read_error({{"LCI_TOUCH_LBUFFER", "x"}}) ==
+        pre + "LCI_TOUCH_LBUFFER=\"x\" is malformed (expected at least 0: " + number);
   CHECK(read_error({{"LCI_MAX_SINGLE_MESSAGE_SIZE", "0"}}) ==
-        pre + "LCI_MAX_SINGLE_MESSAGE_SIZE=\"0\" is malformed (expected a decimal integer in "
-              "[1, 9223372036854775807])");
-  CHECK(read_error({{"LCI_IBV_ENABLE_TD", "yes"}}) ==
-        pre + "LCI_IBV_ENABLE_TD=\"yes\" is malformed (expected a decimal integer in [0, 1])");
+        pre + "LCI_MAX_SINGLE_MESSAGE_SIZE=\"0\" is malformed (expected at least 1: " + number);
+  CHECK(read_error({{"LCI_IBV_ENABLE_TD", "maybe"}}) ==
+        pre + "LCI_IBV_ENABLE_TD=\"maybe\" is malformed (expected 0 or 1, on or off, true or "
+              "false, yes or no)");
   CHECK(read_error({{"LCI_PRINT_PROFILE", "2"}}) ==
-        pre + "LCI_PRINT_PROFILE=\"2\" is malformed (expected a decimal integer in [0, 1])");
+        pre + "LCI_PRINT_PROFILE=\"2\" is malformed (expected 0 or 1, on or off, true or false, "
+              "yes or no)");
   CHECK(read_error({{"LCI_RDV_PROTOCOL", "fast"}}) ==
         pre + "LCI_RDV_PROTOCOL=\"fast\" is malformed (expected write or writeimm)");
   CHECK(read_error({{"LCI_BACKEND_TRY_LOCK_MODE", "send,,poll"}}) ==
@@ -240,9 +245,72 @@ TEST_CASE("malformed values: the limits checked after the parse") {
         pre + "LCI_DEFAULT_TABLE_LENGTH=\"0\" is malformed (expected at least 1)");
   CHECK(read_error({{"LCI_DEFAULT_QUEUE_LENGTH", "-3"}}) ==
         pre + "LCI_DEFAULT_QUEUE_LENGTH=\"-3\" is malformed (expected at least 1)");
-  // The first malformed row in table order is the one reported.
-  CHECK(read_error({{"LCI_LOG_LEVEL", "loud"}, {"LCI_BACKEND", "bogus"}}).find("LCI_LOG_LEVEL") !=
+  // Negative values where they make no sense.
+  CHECK(read_error({{"LCI_IBV_PORT", "-1"}}) ==
+        pre + "LCI_IBV_PORT=\"-1\" is malformed (expected 0 ... 255)");
+  CHECK(read_error({{"LCI_TOUCH_LBUFFER", "-3"}}) ==
+        pre + "LCI_TOUCH_LBUFFER=\"-3\" is malformed (expected at least 0)");
+  CHECK(read_error({{"LCI_MAX_QUEUE_LENGTH", "-5"}}) ==
+        pre + "LCI_MAX_QUEUE_LENGTH=\"-5\" is malformed (expected at least 1)");
+  CHECK(read_error({{"LCI_IBV_GID_IDX", "-2"}}) ==
+        pre + "LCI_IBV_GID_IDX=\"-2\" is malformed (expected at least -1)");
+  CHECK(read_ok({{"LCI_IBV_GID_IDX", "-1"}}).ibv_gid_index == -1);
+  // Every malformed row is reported, in table order, one line each.
+  CHECK(read_error({{"LCI_BACKEND", "bogus"}, {"LCI_LOG_LEVEL", "loud"}, {"LCI_IBV_PORT", "-1"}}) ==
+        pre + "LCI_LOG_LEVEL=\"loud\" is malformed (expected error, warn, diag, info, debug or "
+              "trace)\n" +
+        pre + "LCI_BACKEND=\"bogus\" is malformed (expected ofi or ibv)\n" + pre +
+        "LCI_IBV_PORT=\"-1\" is malformed (expected 0 ... 255)");
+  std::vector<std::string> errors;
+  config c;
+  CHECK_FALSE(lci::config_read(
+      [](const char* name) -> const char* {
+        return !strcmp(name, "LCI_PACKET_SIZE") ? "abc" : !strcmp(name, "LCI_SHM") ? "2" : nullptr;
+      },
+      c, errors));
+  CHECK(errors.size() == 2);
+}
+
+TEST_CASE("numbers with K, M, G; words and booleans in any case") {
+  CHECK(read_ok({{"LCI_PACKET_SIZE", "16K"}}).packet_size == 16384);
+  CHECK(read_ok({{"LCI_PACKET_SIZE", "16k"}}).packet_size == 16384);
+  CHECK(read_ok({{"LCI_PACKET_SIZE", "16KiB"}}).packet_size == 16384);
+  CHECK(read_ok({{"LCI_PACKET_SIZE", "16KB"}}).packet_size == 16384);
+  CHECK(read_ok({{"LCI_SERVER_NUM_PKTS", "1M"}}).server_num_pkts == 1 << 20);
+  CHECK(read_ok({{"LCI_MAX_SINGLE_MESSAGE_SIZE", "4G"}}).max_single_message_size ==
+        size_t{4} << 30);
+  for (const char* bad : {"16Q", "16KK", "K", "16 K", "16Ki", "2G"}) {
+    INFO(bad);
+    // 2G does not fit LCI_PACKET_SIZE's int.
+    CHECK(read_error({{"LCI_PACKET_SIZE", bad}}).find("is malformed") != std::string::npos);
+  }
+  CHECK(read_error({{"LCI_MAX_SINGLE_MESSAGE_SIZE", "9999999999G"}}).find("is malformed") !=
         std::string::npos);
+  CHECK(read_ok({{"LCI_LOG_LEVEL", "INFO"}}).log_threshold == lci::log_level::info);
+  CHECK(read_ok({{"LCI_RDV_PROTOCOL", "Write"}}).rdv_protocol == LCI_RDV_WRITE);
+  CHECK(read_ok({{"LCI_WAIT_POLICY", "SPIN"}}).wait_policy == LCIX_WAIT_SPIN);
+  CHECK(read_ok({{"LCI_BACKEND", "OFI"}}).backend_request == "ofi");
+  CHECK(read_ok({{"LCI_PEER_FAILURE", "Continue"}}).peer_failure_continue);
+  CHECK(read_ok({{"LCI_DEVICE_LOCK_MODE", "TRY"}}).device_lock_mode == LCI_DEVICE_LOCK_MODE_TRY);
+  CHECK(read_ok({{"LCI_BACKEND_TRY_LOCK_MODE", "SEND,poll"}}).backend_try_lock_mode ==
+        (LCI_BACKEND_TRY_LOCK_SEND | LCI_BACKEND_TRY_LOCK_POLL));
+  for (const char* yes : {"1", "on", "ON", "true", "Yes"}) CHECK(read_ok({{"LCI_SHM", yes}}).shm);
+  for (const char* no : {"0", "off", "False", "NO"}) CHECK_FALSE(read_ok({{"LCI_SHM", no}}).shm);
+}
+
+TEST_CASE("unknown LCI_* variables: one warning each, with the closest name") {
+  const char* env[] = {"LCI_PACKT_SIZE=8192", "LCI_PACKET_SIZE=8256", "PATH=/bin",
+                       "LCI_DIR=/opt/lci",    "LCI_ROOT=/opt/lci",    "LCI_WHATEVER_ELSE=1",
+                       "LCIT_HOOK=1",         "LCI_LOG_LEVEL=info",   nullptr};
+  const std::vector<std::string> w = lci::config_unknown_variables(env);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0] ==
+        "environment variable LCI_PACKT_SIZE is not an LCI setting and is ignored (did you mean "
+        "LCI_PACKET_SIZE?); lci_info lists every setting");
+  CHECK(w[1] ==
+        "environment variable LCI_WHATEVER_ELSE is not an LCI setting and is ignored; lci_info "
+        "lists every setting");
+  CHECK(lci::config_unknown_variables(nullptr).empty());
 }
 
 TEST_CASE("derived values and their sources") {
@@ -388,7 +456,7 @@ TEST_CASE("LCIX_config_print before LCI_initialize: a parse of the environment, 
   text = capture();
   CHECK(text ==
         "# LCI_initialize would stop: environment variable LCI_PACKET_SIZE=\"12abc\" is malformed "
-        "(expected a decimal integer in [-2147483648, 2147483647])\n");
+        "(expected a multiple of 64 of at least 4160: a whole number, which may end in K, M or G)\n");
   unsetenv("LCI_PACKET_SIZE");
   unsetenv("LCI_LOG_LEVEL");
 }
