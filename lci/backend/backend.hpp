@@ -400,6 +400,12 @@ class backend_device final {
     if (net_) net_->describe(out);
   }
 
+  // For the state dump: the native transport's polls that found nothing,
+  // and the messages published in its rings that no poll took yet (0
+  // without it; a network queue cannot be looked into without taking).
+  uint64_t idle_polls() const { return native_ ? native_->idle_polls() : 0; }
+  uint64_t arrivals_waiting() const { return native_ ? native_->arrivals_waiting() : 0; }
+
   // Messages received through each transport since creation.
   uint64_t native_received() const { return native_ ? native_->received() : 0; }
   uint64_t network_received() const {

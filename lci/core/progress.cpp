@@ -490,6 +490,8 @@ bool device::progress_pass() {
 #endif
     return did;
   }
+  progress_passes.store(progress_passes.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
   net::completion cs[LCI_CQ_MAX_POLL];
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
   // Authenticated messages take their places in the replay windows in the

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <chrono>
 #include <cstdarg>
 #include <cstring>
@@ -314,10 +315,34 @@ void dump_held(line_writer& w, device& d) {
   if (total > held.size()) w.linef("... and %zu more held sends", total - held.size());
 }
 
-void dump_device(line_writer& w, device& d) {
+// Work that waits for a progress call on a device: messages in the native
+// transport's rings, operations in the backlog, receives to re-post,
+// messages held for packets.
+uint64_t work_waiting(device& d) {
+  return d.net->arrivals_waiting() +
+         static_cast<uint64_t>(d.backlog_size.load(std::memory_order_relaxed)) +
+         static_cast<uint64_t>(d.recv_deficit.load(std::memory_order_relaxed)) +
+         static_cast<uint64_t>(d.parked_count.load(std::memory_order_relaxed));
+}
+// What moves whenever a thread calls LCI_progress on the device.
+uint64_t progress_seen(device& d) {
+  return d.progress_passes.load(std::memory_order_relaxed) + d.net->idle_polls();
+}
+// How long the dump watches devices with work waiting for a progress call.
+constexpr int stall_watch_ms = 200;
+
+void dump_device(line_writer& w, device& d, bool stalled) {
   w.set_prefix("rank " + std::to_string(LCI_RANK) + " dev " + std::to_string(d.group_index) +
                ": ");
   w.linef("transport: %s", d.net->provider_name());
+  if (stalled)
+    w.linef("NOT PROGRESSED: no thread called LCI_progress on this device for %d ms, although "
+            "work waits for it (%" PRIu64 " message(s) in its rings, %d operation(s) in its "
+            "backlog, %d receive(s) to re-post): a thread must keep calling LCI_progress on "
+            "this device (lci::progress on an lci.hpp device of it)",
+            stall_watch_ms, d.net->arrivals_waiting(),
+            d.backlog_size.load(std::memory_order_relaxed),
+            d.recv_deficit.load(std::memory_order_relaxed));
   dump_ops(w, d);
   dump_matching(w, d);
   dump_backlog(w, d);
@@ -339,7 +364,20 @@ bool dump_state(FILE* out) {
     w.line("devices: busy (a device is being created or destroyed)");
   } else {
     std::lock_guard<std::mutex> guard(rt.devices_mutex, std::adopt_lock);
-    for (device* d : rt.devices) dump_device(w, *d);
+    // Devices with work waiting are watched for a moment: one that no
+    // thread progresses meanwhile is named (a program that stopped calling
+    // LCI_progress on it, or a thread stuck inside a handler).
+    std::vector<uint64_t> seen(rt.devices.size());
+    bool waiting = false;
+    for (size_t i = 0; i < rt.devices.size(); ++i) {
+      seen[i] = progress_seen(*rt.devices[i]);
+      waiting |= work_waiting(*rt.devices[i]) != 0;
+    }
+    if (waiting) std::this_thread::sleep_for(std::chrono::milliseconds(stall_watch_ms));
+    for (size_t i = 0; i < rt.devices.size(); ++i) {
+      device& d = *rt.devices[i];
+      dump_device(w, d, waiting && progress_seen(d) == seen[i] && work_waiting(d) != 0);
+    }
     w.set_prefix("rank " + std::to_string(LCI_RANK) + ": ");
   }
   std::string failed;

@@ -928,6 +928,16 @@ void native_device::describe(const net::describe_fn& out) const {
   }
 }
 
+uint64_t native_device::arrivals_waiting() const {
+  auto published = [](const ring& r, uint64_t head) {
+    uint64_t n = 0;
+    while (n < r.size() && r.peek(head + n)) ++n;
+    return n;
+  };
+  return published(own_ring_, head_.load(std::memory_order_relaxed)) +
+         published(local_, local_head_.load(std::memory_order_relaxed));
+}
+
 void native_device::check_peers() {
   const int64_t now = now_ns();
   if (now - last_check_ns_ < 100000000) return;

@@ -599,6 +599,11 @@ class native_device final {
   // process sees it: cells any sender holds there), the pipelined
   // operations and the answers and completions waiting for room.
   void describe(const net::describe_fn& out) const;
+  // For the state dump (any thread; a snapshot): the polls that found
+  // nothing so far, and the published cells at the heads of the inbound
+  // and local rings that no poll took yet.
+  uint32_t idle_polls() const { return polls_.load(std::memory_order_relaxed); }
+  uint64_t arrivals_waiting() const;
 
  private:
   struct rx_entry {

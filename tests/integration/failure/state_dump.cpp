@@ -16,6 +16,11 @@
 //            both wait on: lcrun's LCRUN_TIMEOUT must end the job, after
 //            asking both ranks for their dump (the test registration checks
 //            lcrun's stderr).
+//   stalled  Rank 1 sends rank 0 a medium message, then waits for an
+//            answer, progressing; rank 0 "computes" without ever calling
+//            LCI_progress again: lcrun's LCRUN_TIMEOUT asks for the dumps,
+//            and rank 0's must say that no thread progresses its device
+//            although a message waits in it (rank 1's must not).
 //   hang --own-handler: the same, the program having installed a SIGUSR2
 //            handler of its own before LCI_initialize: it must still run
 //            ("the program's own SIGUSR2 handler ran") besides the dump.
@@ -185,6 +190,23 @@ void case_hang() {
   for (;;) progress(dl, "a message that is never sent");
 }
 
+void case_stalled() {
+  comp lc(LCI_COMPLETION_QUEUE);
+  OK(LCI_barrier());
+  char msg[64] = "a message rank 0 never takes";
+  if (LCI_RANK == 1) {
+    RETRY(LCI_sendm(LCI_UR_ENDPOINT, LCI_mbuffer_t{msg, sizeof(msg)}, 0, 79));
+    printf("rank 1: sent; waiting for an answer that never comes\n");
+    fflush(stdout);
+    deadline dl(60);
+    for (;;) progress(dl, "an answer that never comes");
+  }
+  printf("rank 0: computing, no LCI_progress\n");
+  fflush(stdout);
+  for (int i = 0; i < 600; ++i) usleep(100000);  // 60 s at most; lcrun ends it first
+  die("rank 0: LCRUN_TIMEOUT did not end the job");
+}
+
 // The program's own SIGUSR2 handler (--own-handler): one line to stderr.
 char g_own_line[96];
 size_t g_own_length = 0;
@@ -219,8 +241,10 @@ int main(int argc, char** argv) {
   }
   else if (which == "hang")
     case_hang();
+  else if (which == "stalled")
+    case_stalled();
   else
-    die("usage: state_dump --case pending|hang");
+    die("usage: state_dump --case pending|hang|stalled");
   const int status = harness_finish(("state_dump " + which).c_str());
   if (LCIX_dump_state(stdout) != LCI_ERR_FATAL) {
     fprintf(stderr, "rank %d: LCIX_dump_state after LCI_finalize did not return LCI_ERR_FATAL\n",
