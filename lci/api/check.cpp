@@ -23,6 +23,50 @@ LCI_error_t fail(const char* call, const char* fmt, ...) {
   return LCI_ERR_FATAL;
 }
 
+}  // namespace lci::debug
+
+namespace lci::refuse {
+
+LCI_error_t peer(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag, bool receive) {
+  if (ep == nullptr)
+    return debug::fail(call, "argument ep is NULL (LCI_UR_ENDPOINT is NULL before LCI_initialize "
+                             "and after LCI_finalize)");
+  if (tag > 65535u)
+    return debug::fail(call, "argument tag = %u is over LCI_MAX_TAG (%d)", tag, LCI_MAX_TAG);
+  if (static_cast<unsigned>(rank) >= static_cast<unsigned>(LCI_NUM_PROCESSES)) {
+    // A receive on an endpoint that matches by tag alone ignores its rank;
+    // LCI_RANK_ANY is no rank to match either.
+    if (receive && (rank == LCI_RANK_ANY ||
+                    reinterpret_cast<const endpoint*>(ep)->match_type != LCI_MATCH_RANKTAG))
+      return LCI_OK;
+    return debug::fail(call, "argument rank = %d is out of range [0, %d)", rank,
+                       LCI_NUM_PROCESSES);
+  }
+  return LCI_OK;
+}
+
+LCI_error_t medium(const char* call, const char* arg, size_t length) {
+  return debug::fail(call, "argument %s.length = %zu is over LCI_MEDIUM_SIZE (%d): send it with "
+                     "the long protocol (LCI_sendl, LCI_putla) or raise LCI_PACKET_SIZE",
+                     arg, length, LCI_MEDIUM_SIZE);
+}
+
+LCI_error_t null_handle(const char* call, const char* arg) {
+  return debug::fail(call, "argument %s is NULL%s", arg,
+                     g_initialized.load(std::memory_order_acquire)
+                         ? ""
+                         : " (LCI is not initialized: call LCI_initialize first)");
+}
+
+LCI_error_t rank(const char* call, const char* arg, int value) {
+  return debug::fail(call, "argument %s = %d is out of range [0, %d)", arg, value,
+                     LCI_NUM_PROCESSES);
+}
+
+}  // namespace lci::refuse
+
+namespace lci::debug {
+
 LCI_error_t check_handle(const char* call, const char* arg, const void* handle, handle_kind kind) {
   if (!handle) return fail(call, "argument %s is NULL", arg);
   handle_kind k;

@@ -1,14 +1,17 @@
-// Argument validation for the C entry points (debug builds only).
+// Argument validation for the C entry points.
 //
-// With -DLCI_DEBUG=ON every call validates its arguments and, on bad input,
+// In every build, the checks that cost a compare or two (LCI_ALWAYS_*).
+// With -DLCI_DEBUG=ON every call also validates its arguments and, on bad input,
 // prints one line naming the call and the argument and returns
 // LCI_ERR_FATAL. Handles are checked against a registry of live objects
 // (not by reading the object, which may have been freed). In release builds
-// every check compiles to nothing.
+// those checks (LCI_CHECK) compile to nothing.
 #pragma once
 
 #include "lci.h"
+#include "lci/core/config.hpp"
 #include "lci/core/handles.hpp"
+#include "lci/core/runtime.hpp"
 
 namespace lci::debug {
 
@@ -51,6 +54,65 @@ LCI_error_t check_iovec(const char* call, const char* arg, const LCI_iovec_t& io
                         LCI_endpoint_t ep = nullptr);
 
 }  // namespace lci::debug
+
+namespace lci::refuse {
+
+// The checks of every build (LCI_ALWAYS_* below): the inline tests are a
+// compare or two on values the call loads anyway; these cold functions
+// print the line that names the call, the argument and the fix, and return
+// LCI_ERR_FATAL (LCI_OK where a receive's rank is not matched on).
+[[gnu::cold, gnu::noinline]] LCI_error_t peer(const char* call, LCI_endpoint_t ep, int rank,
+                                              LCI_tag_t tag, bool receive);
+[[gnu::cold, gnu::noinline]] LCI_error_t medium(const char* call, const char* arg, size_t length);
+[[gnu::cold, gnu::noinline]] LCI_error_t null_handle(const char* call, const char* arg);
+[[gnu::cold, gnu::noinline]] LCI_error_t rank(const char* call, const char* arg, int value);
+
+}  // namespace lci::refuse
+
+// Checks of every build, release included: what would otherwise corrupt
+// memory, crash or hang (a NULL handle, a rank or tag out of range, a
+// medium buffer longer than a packet, a call before LCI_initialize) returns
+// LCI_ERR_FATAL with one line. Debug builds run the exhaustive checks
+// (LCI_CHECK) besides; both refuse these cases alike.
+#define LCI_ALWAYS_SEND(call, ep, rank, tag)                                                  \
+  do {                                                                                        \
+    if (__builtin_expect((ep) == nullptr ||                                                   \
+                             static_cast<unsigned>(rank) >=                                   \
+                                 ::lci::g_nranks ||                  \
+                             (tag) > 65535u,                                                  \
+                         0))                                                                  \
+      return ::lci::refuse::peer(call, ep, rank, tag, false);                                 \
+  } while (0)
+#define LCI_ALWAYS_RECV(call, ep, rank, tag)                                                  \
+  do {                                                                                        \
+    if (__builtin_expect((ep) == nullptr ||                                                   \
+                             static_cast<unsigned>(rank) >=                                   \
+                                 ::lci::g_nranks ||                  \
+                             (tag) > 65535u,                                                  \
+                         0)) {                                                                \
+      const LCI_error_t lci_refused_ = ::lci::refuse::peer(call, ep, rank, tag, true);        \
+      if (lci_refused_ != LCI_OK) return lci_refused_;                                        \
+    }                                                                                         \
+  } while (0)
+#define LCI_ALWAYS_MEDIUM(call, arg, buffer)                                                  \
+  do {                                                                                        \
+    if (__builtin_expect((buffer).length > static_cast<size_t>(::lci::g_config.medium_size), 0))          \
+      return ::lci::refuse::medium(call, arg, (buffer).length);                               \
+  } while (0)
+#define LCI_ALWAYS_HANDLE(call, arg, handle)                                                  \
+  do {                                                                                        \
+    if (__builtin_expect((handle) == nullptr, 0)) return ::lci::refuse::null_handle(call, arg); \
+  } while (0)
+#define LCI_ALWAYS_RANK(call, arg, value)                                                     \
+  do {                                                                                        \
+    if (__builtin_expect(static_cast<unsigned>(value) >= ::lci::g_nranks, 0)) \
+      return ::lci::refuse::rank(call, arg, value);                                           \
+  } while (0)
+#define LCI_ALWAYS_CHECK(expr)                         \
+  do {                                                 \
+    const LCI_error_t lci_always_rc_ = (expr);         \
+    if (lci_always_rc_ != LCI_OK) return lci_always_rc_; \
+  } while (0)
 
 // Evaluates a check in debug builds and returns its failure from the caller.
 #if LCI_ENABLE_DEBUG

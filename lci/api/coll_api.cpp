@@ -72,6 +72,8 @@ LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t completion
 
 LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_tag_t tag,
                         LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
+  LCI_ALWAYS_RANK("LCIX_bcastm", "root", root);
+  LCI_ALWAYS_MEDIUM("LCIX_bcastm", "buffer", buffer);
   LCI_CHECK(check_start("LCIX_bcastm", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_bcastm", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastm", root, false));
@@ -84,6 +86,7 @@ LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int root, LCI_t
 
 LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_tag_t tag,
                         LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
+  LCI_ALWAYS_RANK("LCIX_bcastl", "root", root);
   LCI_CHECK(check_start("LCIX_bcastl", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_bcastl", ep); rc != LCI_OK) return rc;
   LCI_CHECK(debug::check_rank("LCIX_bcastl", root, false));
@@ -96,6 +99,7 @@ LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int root, LCI_t
 
 LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI_op_t op, LCI_tag_t tag,
                             LCI_comp_t completion, void* user_context, LCIX_collective_t* coll) noexcept try {
+  LCI_ALWAYS_MEDIUM("LCIX_allreducem", "buffer", buffer);
   LCI_CHECK(check_start("LCIX_allreducem", ep, tag, completion, coll));
   if (LCI_error_t rc = check_match_type("LCIX_allreducem", ep); rc != LCI_OK) return rc;
   LCI_CHECK(check_op("LCIX_allreducem", op));

@@ -22,11 +22,36 @@ comp_sync* to_sync(LCI_comp_t c) { return static_cast<comp_sync*>(static_cast<co
 [[maybe_unused]] LCI_error_t check_out(const char* call, const char* arg, const void* p) {
   return p ? LCI_OK : debug::fail(call, "argument %s is NULL", arg);
 }
+
+const char* comp_type_name(int type) {
+  return type == LCI_COMPLETION_QUEUE  ? "completion queue"
+         : type == LCI_COMPLETION_SYNC ? "synchronizer"
+         : type == LCI_COMPLETION_HANDLER ? "handler"
+                                          : "completion object of an unknown kind";
+}
+
+[[gnu::cold, gnu::noinline]] LCI_error_t refuse_comp(const char* call, const char* arg,
+                                                     LCI_comp_t c, int want) {
+  if (c == nullptr)
+    return debug::fail(call, "argument %s is NULL (freed already, or never created)", arg);
+  return debug::fail(call, "argument %s is a %s, not a %s", arg,
+                     comp_type_name(static_cast<comp_base*>(c)->type), comp_type_name(want));
+}
 }  // namespace
+
+// Every build: a NULL completion object (one freed already: the free calls
+// set the handle to NULL) or one of the wrong kind is refused (a load and a
+// compare on the object the call reads anyway).
+#define LCI_ALWAYS_COMP(call, arg, c, want)                                             \
+  do {                                                                                  \
+    if (__builtin_expect((c) == nullptr || static_cast<comp_base*>(c)->type != (want), 0)) \
+      return refuse_comp(call, arg, c, want);                                           \
+  } while (0)
 
 // ---- queue -------------------------------------------------------------------
 
 LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t* cq) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_queue_createx", "cq", cq);
   LCI_CHECK(check_out("LCI_queue_createx", "cq", cq));
   LCI_CHECK(max_length ? LCI_OK : debug::fail("LCI_queue_createx", "argument max_length is 0"));
   auto* q = new comp_queue(max_length);
@@ -40,6 +65,7 @@ LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length, LCI_comp_t
 }
 
 LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_queue_create", "cq", cq);
   LCI_CHECK(check_out("LCI_queue_create", "cq", cq));
   return LCI_queue_createx(device, static_cast<size_t>(LCI_MAX_QUEUE_LENGTH), cq);
 } catch (...) {
@@ -48,6 +74,8 @@ LCI_error_t LCI_queue_create(LCI_device_t device, LCI_comp_t* cq) noexcept try {
 }
 
 LCI_error_t LCI_queue_free(LCI_comp_t* cq) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_queue_free", "cq", cq);
+  LCI_ALWAYS_COMP("LCI_queue_free", "*cq", *cq, LCI_COMPLETION_QUEUE);
   LCI_CHECK(check_out("LCI_queue_free", "cq", cq));
   LCI_CHECK(check_queue("LCI_queue_free", *cq));
   LCI_DEBUG_ONLY(debug::untrack(*cq));
@@ -60,6 +88,7 @@ LCI_error_t LCI_queue_free(LCI_comp_t* cq) noexcept try {
 }
 
 LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request) noexcept try {
+  LCI_ALWAYS_COMP("LCI_queue_pop", "cq", cq, LCI_COMPLETION_QUEUE);
   LCI_CHECK(check_queue("LCI_queue_pop", cq));
   LCI_CHECK(check_out("LCI_queue_pop", "request", request));
   return to_queue(cq)->pop(request) ? LCI_OK : LCI_ERR_RETRY;
@@ -69,6 +98,7 @@ LCI_error_t LCI_queue_pop(LCI_comp_t cq, LCI_request_t* request) noexcept try {
 }
 
 LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request) noexcept try {
+  LCI_ALWAYS_COMP("LCI_queue_wait", "cq", cq, LCI_COMPLETION_QUEUE);
   LCI_CHECK(check_queue("LCI_queue_wait", cq));
   LCI_CHECK(check_out("LCI_queue_wait", "request", request));
   to_queue(cq)->wait(request);
@@ -80,6 +110,7 @@ LCI_error_t LCI_queue_wait(LCI_comp_t cq, LCI_request_t* request) noexcept try {
 
 LCI_error_t LCI_queue_pop_multiple(LCI_comp_t cq, size_t request_count, LCI_request_t* requests,
                                    size_t* return_count) noexcept try {
+  LCI_ALWAYS_COMP("LCI_queue_pop_multiple", "cq", cq, LCI_COMPLETION_QUEUE);
   LCI_CHECK(check_queue("LCI_queue_pop_multiple", cq));
   LCI_CHECK(check_out("LCI_queue_pop_multiple", "requests", requests));
   LCI_CHECK(check_out("LCI_queue_pop_multiple", "return_count", return_count));
@@ -92,6 +123,7 @@ LCI_error_t LCI_queue_pop_multiple(LCI_comp_t cq, size_t request_count, LCI_requ
 
 LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count,
                                     LCI_request_t* requests) noexcept try {
+  LCI_ALWAYS_COMP("LCI_queue_wait_multiple", "cq", cq, LCI_COMPLETION_QUEUE);
   LCI_CHECK(check_queue("LCI_queue_wait_multiple", cq));
   LCI_CHECK(check_out("LCI_queue_wait_multiple", "requests", requests));
   to_queue(cq)->wait_multiple(request_count, requests);
@@ -102,6 +134,7 @@ LCI_error_t LCI_queue_wait_multiple(LCI_comp_t cq, size_t request_count,
 }
 
 LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len) noexcept try {
+  LCI_ALWAYS_COMP("LCI_queue_len", "cq", cq, LCI_COMPLETION_QUEUE);
   LCI_CHECK(check_queue("LCI_queue_len", cq));
   LCI_CHECK(check_out("LCI_queue_len", "len", len));
   *len = to_queue(cq)->len();
@@ -115,6 +148,9 @@ LCI_error_t LCI_queue_len(LCI_comp_t cq, size_t* len) noexcept try {
 
 LCI_error_t LCI_sync_create(LCI_device_t device, int threshold,
                             LCI_comp_t* completion) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_sync_create", "completion", completion);
+  if (__builtin_expect(threshold < 1, 0))
+    return debug::fail("LCI_sync_create", "argument threshold = %d is below 1", threshold);
   LCI_CHECK(check_out("LCI_sync_create", "completion", completion));
   LCI_CHECK(threshold >= 1 ? LCI_OK
                            : debug::fail("LCI_sync_create", "argument threshold = %d is below 1",
@@ -130,6 +166,8 @@ LCI_error_t LCI_sync_create(LCI_device_t device, int threshold,
 }
 
 LCI_error_t LCI_sync_free(LCI_comp_t* completion) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_sync_free", "completion", completion);
+  LCI_ALWAYS_COMP("LCI_sync_free", "*completion", *completion, LCI_COMPLETION_SYNC);
   LCI_CHECK(check_out("LCI_sync_free", "completion", completion));
   LCI_CHECK(check_sync("LCI_sync_free", *completion));
   LCI_DEBUG_ONLY(debug::untrack(*completion));
@@ -142,6 +180,7 @@ LCI_error_t LCI_sync_free(LCI_comp_t* completion) noexcept try {
 }
 
 LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request) noexcept try {
+  LCI_ALWAYS_COMP("LCI_sync_signal", "completion", completion, LCI_COMPLETION_SYNC);
   LCI_CHECK(check_sync("LCI_sync_signal", completion));
   to_sync(completion)->signal(request);
   return LCI_OK;
@@ -151,6 +190,7 @@ LCI_error_t LCI_sync_signal(LCI_comp_t completion, LCI_request_t request) noexce
 }
 
 LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]) noexcept try {
+  LCI_ALWAYS_COMP("LCI_sync_wait", "completion", completion, LCI_COMPLETION_SYNC);
   LCI_CHECK(check_sync("LCI_sync_wait", completion));
   to_sync(completion)->wait(request);
   return LCI_OK;
@@ -160,6 +200,7 @@ LCI_error_t LCI_sync_wait(LCI_comp_t completion, LCI_request_t request[]) noexce
 }
 
 LCI_error_t LCI_sync_test(LCI_comp_t completion, LCI_request_t request[]) noexcept try {
+  LCI_ALWAYS_COMP("LCI_sync_test", "completion", completion, LCI_COMPLETION_SYNC);
   LCI_CHECK(check_sync("LCI_sync_test", completion));
   return to_sync(completion)->test(request) ? LCI_OK : LCI_ERR_RETRY;
 } catch (...) {

@@ -25,6 +25,7 @@ size_t LCI_get_iovec_piggy_back_size(int count) noexcept try {
 
 LCI_error_t LCI_memory_register(LCI_device_t device, void* address, size_t length,
                                 LCI_segment_t* segment) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_memory_register", "device", device);
   LCI_CHECK(debug::check_device("LCI_memory_register", device));
   LCI_CHECK(segment ? LCI_OK : debug::fail("LCI_memory_register", "argument segment is NULL"));
   LCI_CHECK(address || !length ? LCI_OK
@@ -101,6 +102,7 @@ LCI_error_t LCI_segment_deserialize(char* string, LCI_segment_t* segment) noexce
 
 LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size,
                               LCI_lbuffer_t* lbuffer) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_lbuffer_alloc", "device", device);
   LCI_CHECK(debug::check_device("LCI_lbuffer_alloc", device));
   LCI_CHECK(lbuffer ? LCI_OK : debug::fail("LCI_lbuffer_alloc", "argument lbuffer is NULL"));
   LCI_lbuffer_t b;
@@ -114,6 +116,7 @@ LCI_error_t LCI_lbuffer_alloc(LCI_device_t device, size_t size,
 
 LCI_error_t LCI_lbuffer_memalign(LCI_device_t device, size_t size, size_t alignment,
                                  LCI_lbuffer_t* lbuffer) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_lbuffer_memalign", "device", device);
   LCI_CHECK(debug::check_device("LCI_lbuffer_memalign", device));
   LCI_CHECK(lbuffer ? LCI_OK : debug::fail("LCI_lbuffer_memalign", "argument lbuffer is NULL"));
   LCI_CHECK(alignment && !(alignment & (alignment - 1)) && alignment % sizeof(void*) == 0

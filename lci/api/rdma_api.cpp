@@ -28,6 +28,7 @@ LCI_iovec_t single(LCI_lbuffer_t* b) {
 
 LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_sendl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_sendl", "buffer", buffer, ep));
@@ -40,6 +41,7 @@ LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  LCI_ALWAYS_RECV("LCI_recvl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvl", ep, rank, tag));
   LCI_CHECK(buffer.address ? debug::check_local_lbuffer("LCI_recvl", "buffer", buffer, ep) : LCI_OK);
@@ -55,6 +57,7 @@ LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_sendv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_sendv", "iovec", iovec, true, false, true, ep));
@@ -67,6 +70,7 @@ LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
 
 LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  LCI_ALWAYS_RECV("LCI_recvv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_recvv", "iovec", iovec, true, true, false, ep));
@@ -85,6 +89,7 @@ LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
 
 LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag,
                      uintptr_t remote_completion) noexcept try {
+  LCI_ALWAYS_SEND("LCI_puts", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_puts", ep, rank, tag));
   return to_error(put_eager(to_endpoint(ep), &src, LCI_SHORT_SIZE, rank, tag, remote_completion, true,
@@ -96,6 +101,8 @@ LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag
 
 LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       uintptr_t remote_completion) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putma", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_putma", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putma", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putma", "buffer", buffer));
@@ -108,6 +115,8 @@ LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putmna", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_putmna", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmna", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmna", "buffer", buffer));
@@ -121,6 +130,8 @@ LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion, LCI_comp_t local_completion,
                        void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putmac", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_putmac", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmac", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmac", "buffer", buffer));
@@ -136,6 +147,8 @@ LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 
 LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                      LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putm", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_putm", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putm", "buffer", buffer));
@@ -152,6 +165,8 @@ LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_
 
 LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putmn", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_putmn", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmn", "buffer", buffer));
@@ -170,6 +185,7 @@ LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putla", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putla", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putla", "buffer", buffer, ep));
@@ -183,6 +199,7 @@ LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t comple
 
 LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completion, int rank,
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putva", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putva", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putva", "iovec", iovec, true, false, true, ep));
@@ -197,6 +214,7 @@ LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completio
 LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_lbuffer_t remote_buffer,
                      uintptr_t remote_completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putl", "local_buffer", local_buffer, ep));
@@ -218,6 +236,7 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
                      LCI_comp_t local_completion, int rank, LCI_tag_t tag,
                      LCI_lbuffer_t remote_buffer, uintptr_t remote_completion,
                      void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_getl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_getl", ep, rank, tag));
   LCI_CHECK(local_buffer && local_buffer->address
@@ -244,6 +263,7 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
 LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_putv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false, true, ep));
@@ -264,6 +284,7 @@ LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
 LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t local_completion,
                      int rank, LCI_tag_t tag, LCI_iovec_t remote_iovec,
                      uintptr_t remote_completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_getv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_getv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_getv", "local_iovec", local_iovec, true, false, false, ep));

@@ -15,9 +15,10 @@ using namespace lci;
 namespace {
 plist* to_plist(LCI_plist_t p) { return reinterpret_cast<plist*>(p); }
 
-[[maybe_unused]] LCI_error_t check_initialized(const char* call) {
+LCI_error_t check_initialized(const char* call) {
   if (!g_initialized.load(std::memory_order_acquire))
-    return debug::fail(call, "LCI is not initialized (call LCI_initialize first)");
+    return debug::fail(call, "LCI is not initialized (call LCI_initialize first; after "
+                             "LCI_finalize only LCI_initialize may be called)");
   return LCI_OK;
 }
 }  // namespace
@@ -60,11 +61,11 @@ LCI_error_t LCI_initialized(int* flag) noexcept try {
 }
 
 LCI_error_t LCI_finalize() noexcept try {
-  LCI_CHECK(check_initialized("LCI_finalize"));
-  LCI_CHECK(g_c_api_initialized.load(std::memory_order_acquire)
-                ? LCI_OK
-                : debug::fail("LCI_finalize", "LCI_initialize was not called (the runtime is "
-                                              "the LCI 2 interface's)"));
+  LCI_ALWAYS_CHECK(check_initialized("LCI_finalize"));
+  LCI_ALWAYS_CHECK(g_c_api_initialized.load(std::memory_order_acquire)
+                       ? LCI_OK
+                       : debug::fail("LCI_finalize", "LCI_initialize was not called (the "
+                                                     "runtime is the LCI 2 interface's)"));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_DEVICE));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_ENDPOINT));
   LCI_DEBUG_ONLY(debug::untrack(LCI_UR_CQ));
@@ -84,7 +85,7 @@ LCI_error_t LCI_finalize() noexcept try {
 }
 
 LCI_error_t LCI_barrier() noexcept try {
-  LCI_CHECK(check_initialized("LCI_barrier"));
+  LCI_ALWAYS_CHECK(check_initialized("LCI_barrier"));
   return runtime_barrier() ? LCI_OK : LCI_ERR_FATAL;
 } catch (...) {
   lci::log_exception(__func__);
@@ -92,7 +93,7 @@ LCI_error_t LCI_barrier() noexcept try {
 }
 
 LCI_error_t LCI_device_init(LCI_device_t* device_ptr) noexcept try {
-  LCI_CHECK(check_initialized("LCI_device_init"));
+  LCI_ALWAYS_CHECK(check_initialized("LCI_device_init"));
   LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_init", "argument device_ptr is NULL"));
   device* d = device_create();
   *device_ptr = reinterpret_cast<LCI_device_t>(d);
@@ -111,6 +112,8 @@ LCI_error_t LCI_device_initx(LCI_device_t* device_ptr) noexcept try {
 }
 
 LCI_error_t LCI_device_free(LCI_device_t* device_ptr) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_device_free", "device_ptr", device_ptr);
+  LCI_ALWAYS_HANDLE("LCI_device_free", "*device_ptr", *device_ptr);
   LCI_CHECK(device_ptr ? LCI_OK : debug::fail("LCI_device_free", "argument device_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_device_free", *device_ptr));
   LCI_DEBUG_ONLY(debug::untrack(*device_ptr));
@@ -124,6 +127,7 @@ LCI_error_t LCI_device_free(LCI_device_t* device_ptr) noexcept try {
 }
 
 LCI_error_t LCI_progress(LCI_device_t device) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_progress", "device", device);
   LCI_CHECK(debug::check_device("LCI_progress", device));
   return to_device(device)->progress() ? LCI_OK : LCI_ERR_RETRY;
 } catch (...) {
@@ -143,6 +147,7 @@ LCIX_transport_t LCIX_transport_of(LCI_device_t device, int rank) noexcept try {
 
 LCI_error_t LCIX_transport_counts(LCI_device_t device,
                                   LCIX_transport_counts_t* counts) noexcept try {
+  LCI_ALWAYS_HANDLE("LCIX_transport_counts", "device", device);
   LCI_CHECK(debug::check_device("LCIX_transport_counts", device));
   LCI_CHECK(counts ? LCI_OK
                    : debug::fail("LCIX_transport_counts", "argument counts is NULL"));
@@ -281,6 +286,7 @@ LCI_error_t LCI_plist_set_default_comp(LCI_plist_t plist, LCI_comp_t comp) noexc
 
 LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device,
                               LCI_plist_t plist) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_endpoint_init", "device", device);
   LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_init", "argument ep_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_endpoint_init", device));
   LCI_CHECK(debug::check_handle("LCI_endpoint_init", "plist", plist, debug::handle_kind::plist));
@@ -332,7 +338,7 @@ LCI_API int LCIX_peer_failed(int rank) noexcept try {
 }
 
 LCI_API LCI_error_t LCIX_on_peer_failure(void (*fn)(int rank, void* ctx), void* ctx) noexcept try {
-  LCI_CHECK(check_initialized("LCIX_on_peer_failure"));
+  LCI_ALWAYS_CHECK(check_initialized("LCIX_on_peer_failure"));
   lci::set_peer_failure_callback(fn, ctx);
   return LCI_OK;
 } catch (...) {

@@ -8,6 +8,7 @@ using namespace lci;
 
 
 LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept try {
+  LCI_ALWAYS_SEND("LCI_sends", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sends", ep, rank, tag));
   return to_error(send_eager(to_endpoint(ep), msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag,
@@ -19,6 +20,7 @@ LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t ta
 
 LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                       void* user_context) noexcept try {
+  LCI_ALWAYS_RECV("LCI_recvs", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvs", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvs", "completion", ep, LCI_PORT_MESSAGE, completion, false));
@@ -32,6 +34,8 @@ LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t com
 
 LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                       LCI_tag_t tag) noexcept try {
+  LCI_ALWAYS_SEND("LCI_sendm", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_sendm", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendm", "buffer", buffer));
@@ -44,6 +48,8 @@ LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
 
 LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                        LCI_tag_t tag) noexcept try {
+  LCI_ALWAYS_SEND("LCI_sendmn", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_sendmn", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmn", "buffer", buffer));
@@ -56,6 +62,8 @@ LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
 
 LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        LCI_comp_t completion, void* user_context) noexcept try {
+  LCI_ALWAYS_SEND("LCI_sendmc", ep, rank, tag);
+  LCI_ALWAYS_MEDIUM("LCI_sendmc", "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendmc", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmc", "buffer", buffer));
@@ -71,6 +79,7 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept try {
+  LCI_ALWAYS_RECV("LCI_recvm", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvm", ep, rank, tag));
   // The buffer may be larger than any medium message; it must exist.
@@ -90,6 +99,7 @@ LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 
 LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                        void* user_context) noexcept try {
+  LCI_ALWAYS_RECV("LCI_recvmn", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_recv("LCI_recvmn", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvmn", "completion", ep, LCI_PORT_MESSAGE, completion, true));
@@ -102,6 +112,7 @@ LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t co
 }
 
 LCI_error_t LCI_mbuffer_alloc(LCI_device_t device, LCI_mbuffer_t* mbuffer) noexcept try {
+  LCI_ALWAYS_HANDLE("LCI_mbuffer_alloc", "device", device);
   LCI_CHECK(debug::check_device("LCI_mbuffer_alloc", device));
   LCI_CHECK(mbuffer ? LCI_OK : debug::fail("LCI_mbuffer_alloc", "argument mbuffer is NULL"));
   packet* p = reinterpret_cast<lci::device*>(device)->get_send_packet();

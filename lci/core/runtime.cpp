@@ -16,6 +16,7 @@ namespace lci {
 
 runtime* g_runtime = nullptr;
 std::atomic<bool> g_initialized{false};
+unsigned g_nranks = 1;
 
 namespace {
 std::mutex g_handlers_mutex;
@@ -179,6 +180,7 @@ void runtime_initialize() {
   rt.boot = &bootstrap::acquire();
   LCI_RANK = rt.boot->rank();
   LCI_NUM_PROCESSES = rt.boot->size();
+  g_nranks = static_cast<unsigned>(LCI_NUM_PROCESSES);
   peer_failure_initialize(LCI_NUM_PROCESSES, settings().peer_failure_continue);
   if (settings().peer_failure_continue) rt.boot->survive_failures();
   log_set_rank(LCI_RANK);

@@ -63,6 +63,9 @@ struct runtime {
 
 extern runtime* g_runtime;
 extern std::atomic<bool> g_initialized;
+// LCI_NUM_PROCESSES as the library's own (non-interposable) copy, for the
+// range checks of every call (lci/api/check.hpp): one load, no GOT.
+extern unsigned g_nranks;
 
 inline endpoint* endpoint_by_index(uint32_t index) {
   return g_runtime->endpoints[index].load(std::memory_order_acquire);
