@@ -74,25 +74,22 @@ namespace lci::refuse {
 // medium buffer longer than a packet, a call before LCI_initialize) returns
 // LCI_ERR_FATAL with one line. Debug builds run the exhaustive checks
 // (LCI_CHECK) besides; both refuse these cases alike.
-#define LCI_ALWAYS_SEND(call, ep, rank, tag)                                                  \
-  do {                                                                                        \
-    if (__builtin_expect((ep) == nullptr ||                                                   \
-                             static_cast<unsigned>(rank) >=                                   \
-                                 ::lci::g_nranks ||                  \
-                             (tag) > 65535u,                                                  \
-                         0))                                                                  \
-      return ::lci::refuse::peer(call, ep, rank, tag, false);                                 \
+// The common test of a send's or receive's endpoint, rank and tag.
+#define LCI_PEER_ARGS_UNUSUAL(ep, rank, tag)                                              \
+  __builtin_expect((ep) == nullptr || static_cast<unsigned>(rank) >= ::lci::g_nranks ||  \
+                       (tag) > 65535u,                                                    \
+                   0)
+#define LCI_ALWAYS_SEND(call, ep, rank, tag)                                              \
+  do {                                                                                    \
+    if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag))                                             \
+      return ::lci::refuse::peer(call, ep, rank, tag, false);                             \
   } while (0)
-#define LCI_ALWAYS_RECV(call, ep, rank, tag)                                                  \
-  do {                                                                                        \
-    if (__builtin_expect((ep) == nullptr ||                                                   \
-                             static_cast<unsigned>(rank) >=                                   \
-                                 ::lci::g_nranks ||                  \
-                             (tag) > 65535u,                                                  \
-                         0)) {                                                                \
-      const LCI_error_t lci_refused_ = ::lci::refuse::peer(call, ep, rank, tag, true);        \
-      if (lci_refused_ != LCI_OK) return lci_refused_;                                        \
-    }                                                                                         \
+#define LCI_ALWAYS_RECV(call, ep, rank, tag)                                              \
+  do {                                                                                    \
+    if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag)) {                                           \
+      const LCI_error_t lci_refused_ = ::lci::refuse::peer(call, ep, rank, tag, true);    \
+      if (lci_refused_ != LCI_OK) return lci_refused_;                                    \
+    }                                                                                     \
   } while (0)
 #define LCI_ALWAYS_MEDIUM(call, arg, buffer)                                                  \
   do {                                                                                        \
