@@ -19,6 +19,7 @@
 #include "lci.h"
 #include "lci/core/config_values.hpp"
 #include "lci/core/protocol.hpp"
+#include "lci/util/crash_signals.hpp"
 #include "lci/util/log.hpp"
 #include "lci/util/signal_name.hpp"
 #include "lci/wait/parking.hpp"
@@ -667,6 +668,8 @@ net::settings backend_settings() {
 }
 
 void config_parse() {
+  // A crash stays a crash (PSM's handlers, lci/util/crash_signals.hpp).
+  restore_crash_signals();
   config c;
   std::vector<std::string> errors;
   if (!config_read([](const char* name) -> const char* { return getenv(name); }, c, errors)) {

@@ -22,6 +22,11 @@
 //   tag_70000          LCI_sends with tag 70000 (over LCI_MAX_TAG)
 //   sync_threshold     LCI_sync_create with threshold -1
 //   queue_free_twice   LCI_queue_free of a queue freed already
+//
+// And a crash reported as one: --case segfault (under lcrun, 2 ranks):
+// rank 1 writes through a NULL pointer after LCI_initialize; lcrun must say
+// it was killed by SIGSEGV (not "exited with status 1", which PSM's handler
+// would make of it), and no PSM *.btr file may appear.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -61,6 +66,15 @@ int main(int argc, char** argv) {
   if (c == "progress_before") return refused(w, LCI_progress(LCI_UR_DEVICE));
 
   if (LCI_initialize() != LCI_OK) return 3;
+  if (c == "segfault") {
+    if (LCI_RANK == 1) {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;
+    }
+    LCI_barrier();  // rank 0 waits here until lcrun ends it
+    LCI_finalize();
+    return 0;
+  }
   int status = -1;
   if (c == "sendm_too_long") status = refused(w, LCI_sendm(LCI_UR_ENDPOINT, too_long, 0, 1));
   if (c == "putm_too_long") status = refused(w, LCI_putm(LCI_UR_ENDPOINT, too_long, 0, 1, fits, 0));
