@@ -43,12 +43,13 @@
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/config_values.hpp"
+#include "tools/build_info.hpp"
 #include "tools/config_markdown.hpp"
 
 namespace {
 
 const char usage[] =
-    "usage: lci_info [--json] [--config-markdown] [--help]\n"
+    "usage: lci_info [--json] [--config-markdown] [--version] [--help]\n"
     "\n"
     "Prints what LCI would use when started this way: the bootstrap (and why it\n"
     "was chosen), the network backend, the libfabric provider, fabric and domain\n"
@@ -66,6 +67,7 @@ const char usage[] =
     "  --json              print one JSON object instead of key: value lines\n"
     "  --config-markdown   print the reference of every setting (docs/configuration.md)\n"
     "                      and exit, without starting LCI\n"
+    "  --version           this implementation's name, versions, commit, build type, checks\n"
     "  --help              print this text\n";
 
 // The report, in print order. Numbers stay unquoted in JSON.
@@ -298,6 +300,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::fputs(usage, stdout);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--version")) {
+      std::printf("lci_info: %s\n", LCI_BUILD_VERSION_LINE);
       return 0;
     }
     if (!std::strcmp(argv[i], "--config-markdown")) {

@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "lci/util/signal_name.hpp"
+#include "tools/build_info.hpp"
 
 namespace lci::lcrun {
 namespace {
@@ -79,6 +80,7 @@ void usage(std::FILE* out) {
                "                 with the worst status, naming the failed ranks at the end;\n"
                "                 for programs run with LCI_PEER_FAILURE=continue\n"
                "  -h, --help     this text\n"
+               "  --version      this implementation's name, versions, commit, build type\n"
                "\n"
                "Environment: LCRUN_TIMEOUT=<seconds> ends the job after that long (status 124);\n"
                "first every rank is sent the signal LCI_DUMP_SIGNAL (lcrun sets USR2 unless it\n"
@@ -180,6 +182,10 @@ int parse_options(int argc, char** argv, options& opts, std::FILE* out, std::FIL
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       usage(out);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::fprintf(out, "lcrun: %s\n", LCI_BUILD_VERSION_LINE);
       return 0;
     }
     if (arg == "--") {
