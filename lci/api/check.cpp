@@ -27,22 +27,13 @@ LCI_error_t fail(const char* call, const char* fmt, ...) {
 
 namespace lci::refuse {
 
-LCI_error_t peer(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag, bool receive) {
+LCI_error_t peer(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t tag) {
   if (ep == nullptr)
     return debug::fail(call, "argument ep is NULL (LCI_UR_ENDPOINT is NULL before LCI_initialize "
                              "and after LCI_finalize)");
   if (tag > 65535u)
     return debug::fail(call, "argument tag = %u is over LCI_MAX_TAG (%d)", tag, LCI_MAX_TAG);
-  if (static_cast<unsigned>(rank) >= static_cast<unsigned>(LCI_NUM_PROCESSES)) {
-    // A receive on an endpoint that matches by tag alone ignores its rank;
-    // LCI_RANK_ANY is no rank to match either.
-    if (receive && (rank == LCI_RANK_ANY ||
-                    reinterpret_cast<const endpoint*>(ep)->match_type != LCI_MATCH_RANKTAG))
-      return LCI_OK;
-    return debug::fail(call, "argument rank = %d is out of range [0, %d)", rank,
-                       LCI_NUM_PROCESSES);
-  }
-  return LCI_OK;
+  return debug::fail(call, "argument rank = %d is out of range [0, %d)", rank, LCI_NUM_PROCESSES);
 }
 
 LCI_error_t medium(const char* call, const char* arg, size_t length) {

@@ -10,6 +10,7 @@
 
 #include "lci.h"
 #include "lci/core/config.hpp"
+#include "lci/core/endpoint.hpp"
 #include "lci/core/handles.hpp"
 #include "lci/core/runtime.hpp"
 
@@ -60,9 +61,9 @@ namespace lci::refuse {
 // The checks of every build (LCI_ALWAYS_* below): the inline tests are a
 // compare or two on values the call loads anyway; these cold functions
 // print the line that names the call, the argument and the fix, and return
-// LCI_ERR_FATAL (LCI_OK where a receive's rank is not matched on).
+// LCI_ERR_FATAL.
 [[gnu::cold, gnu::noinline]] LCI_error_t peer(const char* call, LCI_endpoint_t ep, int rank,
-                                              LCI_tag_t tag, bool receive);
+                                              LCI_tag_t tag);
 [[gnu::cold, gnu::noinline]] LCI_error_t medium(const char* call, const char* arg, size_t length);
 [[gnu::cold, gnu::noinline]] LCI_error_t null_handle(const char* call, const char* arg);
 [[gnu::cold, gnu::noinline]] LCI_error_t rank(const char* call, const char* arg, int value);
@@ -74,26 +75,35 @@ namespace lci::refuse {
 // medium buffer longer than a packet, a call before LCI_initialize) returns
 // LCI_ERR_FATAL with one line. Debug builds run the exhaustive checks
 // (LCI_CHECK) besides; both refuse these cases alike.
-// The common test of a send's or receive's endpoint, rank and tag.
-#define LCI_PEER_ARGS_UNUSUAL(ep, rank, tag)                                              \
-  __builtin_expect((ep) == nullptr || static_cast<unsigned>(rank) >= ::lci::g_nranks ||  \
+// The common test of a send's or receive's endpoint, rank and tag: the
+// rank against the endpoint's send_rank_max or recv_rank_max.
+#define LCI_PEER_ARGS_UNUSUAL(ep, rank, tag, limit)                                       \
+  __builtin_expect((ep) == nullptr ||                                                     \
+                       static_cast<unsigned>(rank) >                                      \
+                           reinterpret_cast<const ::lci::endpoint*>(ep)->limit ||         \
                        (tag) > 65535u,                                                    \
                    0)
 #define LCI_ALWAYS_SEND(call, ep, rank, tag)                                              \
   do {                                                                                    \
-    if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag))                                             \
-      return ::lci::refuse::peer(call, ep, rank, tag, false);                             \
+    if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag, send_rank_max))                              \
+      return ::lci::refuse::peer(call, ep, rank, tag);                                    \
   } while (0)
 #define LCI_ALWAYS_RECV(call, ep, rank, tag)                                              \
   do {                                                                                    \
-    if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag)) {                                           \
-      const LCI_error_t lci_refused_ = ::lci::refuse::peer(call, ep, rank, tag, true);    \
-      if (lci_refused_ != LCI_OK) return lci_refused_;                                    \
-    }                                                                                     \
+    if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag, recv_rank_max))                              \
+      return ::lci::refuse::peer(call, ep, rank, tag);                                    \
+  } while (0)
+// (After LCI_ALWAYS_SEND: `ep` is not NULL.)
+#define LCI_ALWAYS_MEDIUM_EP(call, ep, arg, buffer)                                           \
+  do {                                                                                        \
+    if (__builtin_expect((buffer).length >                                                    \
+                             reinterpret_cast<const ::lci::endpoint*>(ep)->medium_max,        \
+                         0))                                                                  \
+      return ::lci::refuse::medium(call, arg, (buffer).length);                               \
   } while (0)
 #define LCI_ALWAYS_MEDIUM(call, arg, buffer)                                                  \
   do {                                                                                        \
-    if (__builtin_expect((buffer).length > static_cast<size_t>(::lci::g_config.medium_size), 0))          \
+    if (__builtin_expect((buffer).length > static_cast<size_t>(::lci::g_config.medium_size), 0)) \
       return ::lci::refuse::medium(call, arg, (buffer).length);                               \
   } while (0)
 #define LCI_ALWAYS_HANDLE(call, arg, handle)                                                  \

@@ -102,7 +102,7 @@ LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag
 LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       uintptr_t remote_completion) noexcept try {
   LCI_ALWAYS_SEND("LCI_putma", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_putma", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_putma", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putma", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putma", "buffer", buffer));
@@ -116,7 +116,7 @@ LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
 LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        uintptr_t remote_completion) noexcept try {
   LCI_ALWAYS_SEND("LCI_putmna", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_putmna", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_putmna", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmna", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmna", "buffer", buffer));
@@ -131,7 +131,7 @@ LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
                        uintptr_t remote_completion, LCI_comp_t local_completion,
                        void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_putmac", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_putmac", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_putmac", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmac", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmac", "buffer", buffer));
@@ -148,7 +148,7 @@ LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                      LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) noexcept try {
   LCI_ALWAYS_SEND("LCI_putm", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_putm", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_putm", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putm", "buffer", buffer));
@@ -166,7 +166,7 @@ LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_
 LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_mbuffer_t remote_buffer, uintptr_t remote_completion) noexcept try {
   LCI_ALWAYS_SEND("LCI_putmn", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_putmn", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_putmn", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_putmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmn", "buffer", buffer));

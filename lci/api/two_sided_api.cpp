@@ -35,7 +35,7 @@ LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t com
 LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                       LCI_tag_t tag) noexcept try {
   LCI_ALWAYS_SEND("LCI_sendm", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_sendm", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_sendm", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendm", "buffer", buffer));
@@ -49,7 +49,7 @@ LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
 LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                        LCI_tag_t tag) noexcept try {
   LCI_ALWAYS_SEND("LCI_sendmn", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_sendmn", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_sendmn", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmn", "buffer", buffer));
@@ -63,7 +63,7 @@ LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
 LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                        LCI_comp_t completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_sendmc", ep, rank, tag);
-  LCI_ALWAYS_MEDIUM("LCI_sendmc", "buffer", buffer);
+  LCI_ALWAYS_MEDIUM_EP("LCI_sendmc", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
   LCI_CHECK(debug::check_send("LCI_sendmc", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmc", "buffer", buffer));

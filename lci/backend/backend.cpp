@@ -27,7 +27,7 @@ backend_choice decide(const settings& s) {
   }
 #endif
   backend_choice c = choose_backend(s.backend_request, ibv_built, unavailable);
-  if (!c.error.empty()) fatal("%s", c.error.c_str());
+  if (!c.error.empty()) fatal_exit(1, "%s", c.error.c_str());  // a setting that cannot be met
   LCI_LOG(info, "network backend: %s (%s)", c.kind == backend_kind::ibv ? "ibv" : "ofi",
           c.reason.c_str());
   return c;

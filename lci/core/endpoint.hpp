@@ -101,6 +101,13 @@ struct endpoint {
   uint32_t index = 0;
   device* dev = nullptr;
   LCI_match_t match_type = LCI_MATCH_RANKTAG;
+  // The limits every build's argument checks compare against
+  // (lci/api/check.hpp), on the line the call loads anyway: the largest
+  // rank a send may name and a receive may match on (any value, LCI_RANK_ANY
+  // included, on an endpoint that ignores the rank), and LCI_MEDIUM_SIZE.
+  uint32_t send_rank_max = 0;
+  uint32_t recv_rank_max = 0;
+  uint32_t medium_max = 0;
   // LCI_comp_type_t values, or comp_type_any (an int, since that is none).
   int cmd_comp_type = LCI_COMPLETION_QUEUE;
   int msg_comp_type = LCI_COMPLETION_QUEUE;

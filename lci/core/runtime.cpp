@@ -124,6 +124,9 @@ endpoint* make_endpoint(device* d, const plist& p, uint32_t index) {
   ep->index = index;
   ep->dev = d;
   ep->match_type = p.match_type;
+  ep->send_rank_max = static_cast<uint32_t>(n - 1);
+  ep->recv_rank_max = p.match_type == LCI_MATCH_RANKTAG ? static_cast<uint32_t>(n - 1) : UINT32_MAX;
+  ep->medium_max = static_cast<uint32_t>(settings().medium_size);
   ep->cmd_comp_type = p.cmd_comp_type;
   ep->msg_comp_type = p.msg_comp_type;
   ep->default_comp = p.default_comp;
