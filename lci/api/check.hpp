@@ -75,6 +75,7 @@ namespace lci::refuse {
 // medium buffer longer than a packet, a call before LCI_initialize) returns
 // LCI_ERR_FATAL with one line. Debug builds run the exhaustive checks
 // (LCI_CHECK) besides; both refuse these cases alike.
+//
 // The common test of a send's or receive's endpoint, rank and tag: the
 // rank against the endpoint's send_rank_max or recv_rank_max.
 #define LCI_PEER_ARGS_UNUSUAL(ep, rank, tag, limit)                                       \
@@ -112,13 +113,13 @@ namespace lci::refuse {
   } while (0)
 #define LCI_ALWAYS_RANK(call, arg, value)                                                     \
   do {                                                                                        \
-    if (__builtin_expect(static_cast<unsigned>(value) >= ::lci::g_nranks, 0)) \
+    if (__builtin_expect(static_cast<unsigned>(value) >= ::lci::g_nranks, 0))                 \
       return ::lci::refuse::rank(call, arg, value);                                           \
   } while (0)
-#define LCI_ALWAYS_CHECK(expr)                         \
-  do {                                                 \
-    const LCI_error_t lci_always_rc_ = (expr);         \
-    if (lci_always_rc_ != LCI_OK) return lci_always_rc_; \
+#define LCI_ALWAYS_CHECK(expr)                                                                \
+  do {                                                                                        \
+    const LCI_error_t lci_always_rc_ = (expr);                                                \
+    if (lci_always_rc_ != LCI_OK) return lci_always_rc_;                                      \
   } while (0)
 
 // Evaluates a check in debug builds and returns its failure from the caller.
