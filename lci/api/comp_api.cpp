@@ -30,6 +30,12 @@ const char* comp_type_name(int type) {
                                           : "completion object of an unknown kind";
 }
 
+[[maybe_unused]] debug::handle_kind debug_kind(int type) {
+  return type == LCI_COMPLETION_QUEUE ? debug::handle_kind::queue
+         : type == LCI_COMPLETION_SYNC ? debug::handle_kind::sync
+                                       : debug::handle_kind::handler;
+}
+
 [[gnu::cold, gnu::noinline]] LCI_error_t refuse_comp(const char* call, const char* arg,
                                                      LCI_comp_t c, int want) {
   if (c == nullptr)
@@ -44,6 +50,7 @@ const char* comp_type_name(int type) {
 // compare on the object the call reads anyway).
 #define LCI_ALWAYS_COMP(call, arg, c, want)                                             \
   do {                                                                                  \
+    LCI_DEBUG_FIRST(debug::check_handle(call, arg, c, debug_kind(want)));               \
     if (__builtin_expect((c) == nullptr || static_cast<comp_base*>(c)->type != (want), 0)) \
       return refuse_comp(call, arg, c, want);                                           \
   } while (0)
