@@ -86,28 +86,17 @@ namespace lci::refuse {
                    0)
 //
 // The checks that read the object a handle names run, in debug builds,
-// after the debug check of that handle (LCI_DEBUG_FIRST), which finds a
+// after the debug check of that handle (LCI_CHECK, below), which finds a
 // freed or foreign handle in the registry without reading it.
-#if LCI_ENABLE_DEBUG
-#define LCI_DEBUG_FIRST(expr)                                                             \
-  do {                                                                                    \
-    const LCI_error_t lci_debug_rc_ = (expr);                                             \
-    if (lci_debug_rc_ != LCI_OK) return lci_debug_rc_;                                    \
-  } while (0)
-#else
-#define LCI_DEBUG_FIRST(expr) \
-  do {                        \
-  } while (0)
-#endif
 #define LCI_ALWAYS_SEND(call, ep, rank, tag)                                              \
   do {                                                                                    \
-    LCI_DEBUG_FIRST(::lci::debug::check_send(call, ep, rank, tag));                       \
+    LCI_CHECK(::lci::debug::check_send(call, ep, rank, tag));                       \
     if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag, send_rank_max))                              \
       return ::lci::refuse::peer(call, ep, rank, tag);                                    \
   } while (0)
 #define LCI_ALWAYS_RECV(call, ep, rank, tag)                                              \
   do {                                                                                    \
-    LCI_DEBUG_FIRST(::lci::debug::check_recv(call, ep, rank, tag));                       \
+    LCI_CHECK(::lci::debug::check_recv(call, ep, rank, tag));                       \
     if (LCI_PEER_ARGS_UNUSUAL(ep, rank, tag, recv_rank_max))                              \
       return ::lci::refuse::peer(call, ep, rank, tag);                                    \
   } while (0)
@@ -141,11 +130,7 @@ namespace lci::refuse {
 
 // Evaluates a check in debug builds and returns its failure from the caller.
 #if LCI_ENABLE_DEBUG
-#define LCI_CHECK(expr)                                   \
-  do {                                                    \
-    LCI_error_t lci_check_rc_ = (expr);                   \
-    if (lci_check_rc_ != LCI_OK) return lci_check_rc_;    \
-  } while (0)
+#define LCI_CHECK(expr) LCI_ALWAYS_CHECK(expr)
 #define LCI_DEBUG_ONLY(stmt) stmt
 #else
 #define LCI_CHECK(expr) \

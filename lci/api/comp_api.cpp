@@ -50,7 +50,7 @@ const char* comp_type_name(int type) {
 // compare on the object the call reads anyway).
 #define LCI_ALWAYS_COMP(call, arg, c, want)                                             \
   do {                                                                                  \
-    LCI_DEBUG_FIRST(debug::check_handle(call, arg, c, debug_kind(want)));               \
+    LCI_CHECK(debug::check_handle(call, arg, c, debug_kind(want)));               \
     if (__builtin_expect((c) == nullptr || static_cast<comp_base*>(c)->type != (want), 0)) \
       return refuse_comp(call, arg, c, want);                                           \
   } while (0)
