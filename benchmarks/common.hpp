@@ -198,8 +198,9 @@ inline void print_usage(FILE* f, const char* program, const char* description, c
 
 }  // namespace detail
 
-// Parses argv into `opts` and the extra options. Prints help and exits 0 on
-// --help; prints a message and exits 2 on a bad option.
+// Parses argv into `opts` and the extra options. Prints the usage (every
+// option, with its default) and exits 0 on --help; prints a message and exits
+// 2 on a bad value, and the message and the usage on an unknown option.
 inline void parse_options(int argc, char** argv, const char* description, options& opts,
                           const std::vector<extra_option>& extra = {}) {
   const options defaults = opts;  // what --help reports
@@ -276,7 +277,14 @@ inline void parse_options(int argc, char** argv, const char* description, option
         if (!o.set(v)) bad(v, o.arg ? o.arg : "no value");
         break;
       }
-      if (!known) die(program, "unknown option '" + flag + "' (see --help)");
+      if (!known) {
+        // The usage follows the message, on stderr: exit status 2 as for
+        // any other bad command line.
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: unknown option '%s'\n\n", program, flag.c_str());
+        detail::print_usage(stderr, program, description, defaults, extra);
+        std::exit(2);
+      }
     }
   }
   if (opts.max_size && opts.min_size > opts.max_size)

@@ -10,11 +10,9 @@ import statistics
 import sys
 import time
 
-from .common import (SUBCOMMANDS, cpu_model, default_build_dir, die, load, provider_env,
-                     quoted_command, utc_now)
-from . import plot
+from .common import (SUBCOMMANDS, add_output_options, cpu_model, default_build_dir, die, load,
+                     provider_env, quoted_command, utc_now, write_outputs)
 from .output import fmt, write_csv
-from .plot import write_json
 from .runner import run_program
 from .stats import parse_csv, ratio
 
@@ -45,10 +43,7 @@ def build_parser(rate_only, overview):
     ap.add_argument("--mpiexec", default="",
                     help="MPI launcher for mpi_bench (default: MPICH's mpiexec.hydra)")
     ap.add_argument("--no-mpi", action="store_true", help="leave MPI out")
-    ap.add_argument("--no-plot", action="store_true", help="no SVG or PNG even if gnuplot exists")
-    ap.add_argument("--plot", metavar="DIR",
-                    help="where the plots go (default: --out); compare.json is always written")
-    ap.add_argument("--out", default="compare-out", help="output directory (default compare-out)")
+    add_output_options(ap, out_default="compare-out")
     return ap
 
 
@@ -160,6 +155,15 @@ class medians:
 
     def __init__(self, samples):
         self.med = {k: statistics.median(v) for k, v in samples.items()}
+        self.range = {k: [min(v), max(v)] for k, v in samples.items()}
+
+    def spread(self, impl, test, size, threads=1, mode=None):
+        """[smallest, largest] of the repetitions of the figure get() gives."""
+        for (i, t, m, s, th), v in self.range.items():
+            if i == impl and t == test and s == size and th == threads and \
+                    (mode is None or m == mode):
+                return v
+        return None
 
     def get(self, impl, test, size, threads=1, mode=None):
         """The first figure of impl/test/size/threads (and mode, if given)."""
@@ -187,7 +191,8 @@ def latency_table(med, csv_rows):
         r, l, m = (med.get(impl, "medium", s) for impl in ("ofi", "lci", "mpi"))
         print(f"{s:>8} {fmt(r):>9} {fmt(l):>9} {fmt(m):>9} {fmt(ratio(l, r), 2):>8} "
               f"{fmt(ratio(l, m), 2):>8}")
-        plot_rows.append((s, r, l, m))
+        plot_rows.append((s, r, l, m) + tuple(med.spread(impl, "medium", s)
+                                              for impl in ("ofi", "lci", "mpi")))
         csv_rows.append(["latency_us", s, 1, r, l, "", m, ratio(l, r), ratio(l, m)])
     r1, l1 = med.get("ofi", "msgrate", 8, 1, ""), med.get("lci", "msgrate", 8, 1, "")
     print(f"single-thread 8-byte rate (ping-pong programs), Mmsg/s: raw {fmt(r1)} LCI {fmt(l1)} "
@@ -221,28 +226,38 @@ def rate_table(a, med, csv_rows):
         print(f"{t:>7} {fmt(r):>8} {fmt(sh):>8} {fmt(pt):>8} {fmt(m):>8} "
               f"{fmt(ratio(sh, r), 2):>9} {fmt(ratio(pt, r), 2):>9} {fmt(ratio(sh, m), 2):>9} "
               + " ".join(f"{fmt(x, 2):>8}" for x in fr))
-        plot_rows.append((t,) + figs)
+        plot_rows.append((t,) + figs + (
+            med.spread("ofi", "msgrate", rs, t, "per-thread+senders"),
+            med.spread("lci", "msgrate", rs, t, "shared+senders"),
+            med.spread("lci", "msgrate", rs, t, "per-thread+senders"),
+            med.spread("mpi", "msgrate", rs, t, "comm-per-thread")))
         csv_rows.append(["msgrate_mmsgs", rs, t, r, sh, pt, m, ratio(sh, r), ratio(sh, m)])
         csv_rows.append(["msgrate_frac_of_1thread", rs, t, fr[0], fr[1], fr[2], fr[3], "", ""])
     return plot_rows
 
 
 def plot_document(a, env, header, rate_rows, lat_rows):
-    """The JSON document of this run (compare.json) that plot.draw reads."""
+    """The JSON document of this run (compare.json) that plot.draw reads:
+    medians, and the smallest and largest repetition of each ("spread")."""
     doc = {"kind": "compare", "context": {
         "date": utc_now(), "machine": f"{platform.node()}, nproc {os.cpu_count()}, {cpu_model()}",
+        "cores": os.cpu_count(),
         "provider": f"FI_PROVIDER={env['FI_PROVIDER']} LCI_SHM={env.get('LCI_SHM', '')}",
         "header": header}}
     if lat_rows:
-        doc["latency"] = {"sizes": [r[0] for r in lat_rows], "series": {
-            name: [r[i] for r in lat_rows]
-            for i, name in enumerate(("raw libfabric", "LCI", "MPI"), 1)}}
+        names = ("raw libfabric", "LCI", "MPI")
+        doc["latency"] = {"sizes": [r[0] for r in lat_rows],
+                          "ratios": [["LCI", "raw libfabric"], ["LCI", "MPI"]],
+                          "series": {n: [r[i] for r in lat_rows] for i, n in enumerate(names, 1)},
+                          "spread": {n: [r[i + len(names)] for r in lat_rows]
+                                     for i, n in enumerate(names, 1)}}
     if rate_rows:
+        names = ("raw libfabric", "LCI shared device", "LCI device per thread", "MPI")
         doc["rate"] = {"size": a.rate_size, "window": a.window,
-                       "threads": [r[0] for r in rate_rows], "series": {
-                           name: [r[i] for r in rate_rows]
-                           for i, name in enumerate(("raw libfabric", "LCI shared device",
-                                                     "LCI device per thread", "MPI"), 1)}}
+                       "threads": [r[0] for r in rate_rows],
+                       "series": {n: [r[i] for r in rate_rows] for i, n in enumerate(names, 1)},
+                       "spread": {n: [r[i + len(names)] for r in rate_rows]
+                                  for i, n in enumerate(names, 1)}}
     return doc
 
 
@@ -274,8 +289,4 @@ def run(argv, overview, rate_only=False):
 
     write_csv(os.path.join(a.out, "compare.csv"), header, CSV_HEAD, csv_rows)
     print(f"\n# wrote {os.path.join(a.out, 'compare.csv')} and raw/ (every run's output)")
-    doc = plot_document(a, env, header, rate_rows, lat_rows)
-    print(f"# wrote {write_json(os.path.join(a.out, 'compare.json'), doc)} "
-          f"(compare plot draws it)")
-    if not a.no_plot:
-        plot.draw(doc, a.plot or a.out)
+    write_outputs(a, plot_document(a, env, header, rate_rows, lat_rows))

@@ -10,8 +10,8 @@ import tempfile
 import time
 
 from . import common
-from .common import (cpu_model, default_build_dir, load, positive_int, provider_env,
-                     quoted_command, utc_now)
+from .common import (add_output_options, cpu_model, default_build_dir, load, positive_int,
+                     provider_env, quoted_command, utc_now, write_outputs)
 from .output import fmt, markdown_row, markdown_rule
 from .runner import alternating, failure_reason, programs, run_program
 from .stats import median_or_none, ratio, spread
@@ -75,7 +75,10 @@ def build_parser():
     ap.add_argument("--timeout", type=positive_int, default=300,
                     help="wall-clock limit of each program run in seconds (default 300)")
     ap.add_argument("--keep", metavar="DIR", help="keep every run's output in DIR")
-    ap.add_argument("--markdown", metavar="FILE", help="also write the Markdown table to FILE")
+    ap.add_argument("--markdown", metavar="FILE",
+                    help="also write the Markdown table to FILE (default with --out: "
+                         "DIR/apps.md)")
+    add_output_options(ap, plots=False, json_name="apps.json")
     return ap
 
 
@@ -262,7 +265,16 @@ def run(argv):
     print()
     md = r.lines(scales)
     print("\n".join(md))
-    if a.markdown:
-        with open(a.markdown, "w") as f:
+    md_path = a.markdown or (os.path.join(a.out, "apps.md") if a.out else None)
+    if md_path:
+        if os.path.dirname(md_path):
+            os.makedirs(os.path.dirname(md_path), exist_ok=True)
+        with open(md_path, "w") as f:
             f.write("\n".join(md) + "\n")
-        print(f"\n# wrote {a.markdown}")
+        print(f"\n# wrote {md_path}")
+    if a.out or a.json:
+        write_outputs(a, {"kind": "apps",
+                          "context": {"date": utc_now(), "cores": os.cpu_count(),
+                                      "machine": f"nproc {os.cpu_count()}, {cpu_model()}"},
+                          "runs": {" ".join(map(str, k)) if isinstance(k, tuple) else str(k): v
+                                   for k, v in values.items()}}, "apps.json")

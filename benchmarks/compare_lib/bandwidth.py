@@ -8,12 +8,12 @@ import sys
 import time
 
 from . import common
-from .common import (default_build_dir, die, load, positive_int, provider_env, seconds,
-                     utc_now)
+from .common import (add_output_options, default_build_dir, die, load, positive_int,
+                     provider_env, seconds, utc_now, write_outputs)
 from .output import fmt, human_size
 from .runner import (alternating, kept_runs, pair_command, programs, run_or_fail, run_program,
                      timing_args)
-from .stats import config_lines, count_capped, parse_csv, pick, ratio, spread
+from .stats import config_lines, count_capped, parse_csv, pick, ratio, spread, value_range
 
 EPILOG = """\
 Runs `lcrun -n 2 ofi_rma_bw --csv`, `lcrun -n 2 lci_bw --csv` and
@@ -83,6 +83,7 @@ def build_parser():
     ap.add_argument("--from", dest="from_dir", metavar="DIR",
                     help="run nothing: print the table of the runs kept in DIR")
     ap.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
+    add_output_options(ap, json_name="bandwidth.json")
     return ap
 
 
@@ -231,6 +232,36 @@ def print_verdict(noisy, quiet, worst_s, worst_p):
     print(line)
 
 
+# The series of the JSON document: (name, impl, test); the LCI_SEGMENT_ALL
+# ones only where they ran.
+BANDWIDTH_SERIES = (("raw write", "ofi", "write_bw"), ("LCI sendl", "lci", "sendl_bw"),
+                    ("LCI putl", "lci", "putl_bw"),
+                    ("LCI sendl, LCI_SEGMENT_ALL", "lcisa", "sendl_bw"),
+                    ("LCI putl, LCI_SEGMENT_ALL", "lcisa", "putl_bw"))
+LATENCY_SERIES = (("raw write", "ofi", "write_lat"), ("LCI sendl", "lci", "sendl_lat"))
+
+
+def plot_document(a, env, fig, reps):
+    """The bandwidths as the JSON document plot.draw reads (bandwidth_vs_size):
+    the figure over the runs (--pick) and [smallest, largest] of them, and
+    the one-way latencies of the table."""
+    sizes = sorted(fig.sizes)
+    present = [x for x in BANDWIDTH_SERIES if any(fig.pick(x[1], x[2], s) for s in sizes)]
+    return {"kind": "bandwidth",
+            "context": {"date": utc_now(), "cores": os.cpu_count(),
+                        "machine": f"{platform.node()}, nproc {os.cpu_count()}",
+                        "provider": f"FI_PROVIDER={env['FI_PROVIDER']} LCI_SHM={env['LCI_SHM']}",
+                        "statistic": f"{a.pick} of {reps} runs"},
+            "bandwidth": {
+                "sizes": sizes, "window": a.window, "digits": 2, "latency_digits": 1,
+                "ratios": [[n, "raw write"] for n, _, _ in present[1:3]],
+                "series": {n: [fig.pick(i, t, s) for s in sizes] for n, i, t in present},
+                "spread": {n: [value_range(fig.values.get((i, t, s), [])) for s in sizes]
+                           for n, i, t in present},
+                "latency_us": {n: [fig.pick(i, t, s) for s in sizes]
+                               for n, i, t in LATENCY_SERIES}}}
+
+
 def run_reg_cache_bench(a, progs, env):
     reg_bin = progs.bench("reg_cache_bench")
     print()
@@ -268,6 +299,9 @@ def run(argv):
     runs_s = int(time.time() - start)
 
     print_header(a, texts, impls, reps, runs_s)
-    print_table(figures(texts, a.pick))
+    fig = figures(texts, a.pick)
+    print_table(fig)
+    if a.out or a.json:
+        write_outputs(a, plot_document(a, env, fig, reps), "bandwidth.json")
     if not a.no_reg_cache:
         run_reg_cache_bench(a, progs, env)

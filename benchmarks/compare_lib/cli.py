@@ -1,7 +1,7 @@
 """The command line: `compare [SUBCOMMAND] [OPTIONS]`, `all` by default."""
 import sys
 
-from . import all_rate, apps, bandwidth, common, instructions, latency, plot, shm_table
+from . import all_rate, apps, bandwidth, common, instructions, latency, plot, shm_table, tables
 
 
 def main(overview, here):
@@ -14,6 +14,13 @@ def main(overview, here):
     if argv and argv[0] in common.SUBCOMMANDS:
         sub, argv = argv[0], argv[1:]
         common.PROG = f"compare {sub}"
+    elif argv and not argv[0].startswith("-"):
+        # A word that names no subcommand: `all` takes no positional
+        # arguments, so this is a typo, not options of `all`.
+        print(f"compare: unknown subcommand '{argv[0]}'; the subcommands are: "
+              + ", ".join(common.SUBCOMMANDS) + " (`compare SUBCOMMAND --help` for each)",
+              file=sys.stderr)
+        sys.exit(2)
     if sub == "all":
         all_rate.run(argv, overview)
     elif sub == "rate":
@@ -28,5 +35,7 @@ def main(overview, here):
         apps.run(argv)
     elif sub == "plot":
         plot.run(argv)
+    elif sub == "tables":
+        tables.run(argv)
     else:
         instructions.run(argv)

@@ -7,7 +7,8 @@ import statistics
 import subprocess
 import sys
 
-from .common import cpu_model, default_build_dir, die, load, positive_int, provider_env
+from .common import (add_output_options, cpu_model, default_build_dir, die, load, positive_int,
+                     provider_env, utc_now, write_outputs)
 from .output import fmt
 from .runner import alternating, callgrind_total, programs, run_program, write_rank0_valgrind
 from .stats import ratio
@@ -61,12 +62,12 @@ def build_parser():
     ap.add_argument("--n2", type=int, default=12000, help="iterations of the long run (default 12000)")
     ap.add_argument("--reps", type=positive_int, default=1,
                     help="measurements per program; the median is reported (default 1)")
-    ap.add_argument("--out", default="callgrind-out",
-                    help="where the callgrind files and annotations go (default callgrind-out)")
     ap.add_argument("--top", type=int, default=15, help="functions shown per annotation (default 15)")
     ap.add_argument("--settle", action="store_true",
                     help="rank 0 polls for each reply only once rank 1 has sent it (it waits "
                          "for that outside the count): the count leaves out idle polling")
+    add_output_options(ap, out_default="callgrind-out", plots=False,
+                       json_name="instructions.json")
     return ap
 
 
@@ -156,3 +157,10 @@ def run(argv):
         annotate(a, impl, out)
     per_rtt = {impl: int(statistics.median(v)) for impl, v in figures.items()}
     print_summary(a, per_rtt, out)
+    write_outputs(a, {"kind": "instructions",
+                      "context": {"date": utc_now(), "cores": os.cpu_count(),
+                                  "machine": f"nproc {os.cpu_count()}, {cpu_model()}",
+                                  "provider": f"FI_PROVIDER={env['FI_PROVIDER']} "
+                                              f"LCI_SHM={env['LCI_SHM']}",
+                                  "settle": a.settle},
+                      "per_round_trip": per_rtt, "runs": figures}, "instructions.json")

@@ -7,10 +7,11 @@ import sys
 import time
 
 from . import common
-from .common import default_build_dir, die, positive_int, provider_env, seconds, utc_now
+from .common import (add_output_options, default_build_dir, die, positive_int, provider_env,
+                     seconds, utc_now, write_outputs)
 from .output import fmt
 from .runner import alternating, kept_runs, pair_command, programs, run_or_fail, timing_args
-from .stats import config_lines, count_capped, median_or_none, parse_csv, ratio
+from .stats import config_lines, count_capped, median_or_none, parse_csv, ratio, value_range
 
 EPILOG = """\
 Runs `lcrun -n 2 ofi_pingpong --csv` and `lcrun -n 2 lci_pingpong --csv`
@@ -62,6 +63,7 @@ def build_parser():
                     help="wall-clock limit of each program run (default 60)")
     ap.add_argument("--keep", metavar="DIR", help="keep the raw CSV output of every run in DIR")
     ap.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
+    add_output_options(ap, json_name="latency.json")
     return ap
 
 
@@ -173,4 +175,23 @@ def run(argv):
         runs.remove()
 
     print_header(a, texts, start)
-    print_table(*collect_rows(texts, a.reps))
+    rows = collect_rows(texts, a.reps)
+    print_table(*rows)
+    if a.out or a.json:
+        write_outputs(a, plot_document(env, *rows), "latency.json")
+
+
+def plot_document(env, order, units, values):
+    """The medium latencies as the JSON document plot.draw reads
+    (latency_vs_size): medians and [smallest, largest] of the runs."""
+    sizes = [size for test, size in order if test == "medium"]
+    names = (("ofi", "raw libfabric"), ("lci", "LCI"))
+    return {"kind": "latency",
+            "context": {"date": utc_now(), "cores": os.cpu_count(),
+                        "machine": f"{platform.node()}, nproc {os.cpu_count()}",
+                        "provider": f"FI_PROVIDER={env['FI_PROVIDER']} LCI_SHM={env['LCI_SHM']}"},
+            "latency": {"sizes": sizes, "ratios": [["LCI", "raw libfabric"]],
+                        "series": {n: [median_or_none(values.get((i, ("medium", s)), []))
+                                       for s in sizes] for i, n in names},
+                        "spread": {n: [value_range(values.get((i, ("medium", s)), []))
+                                       for s in sizes] for i, n in names}}}

@@ -13,14 +13,14 @@ import sys
 import tempfile
 import time
 
-from . import common, plot
-from .common import (cpu_model, default_build_dir, die, load, positive_int, provider_env,
-                     quoted_command, seconds, utc_now)
+from . import common
+from .common import (add_output_options, cpu_model, default_build_dir, die, load, positive_int,
+                     provider_env, quoted_command, seconds, utc_now, write_outputs)
 from .output import fmt, markdown_row, markdown_rule
 from .runner import failure_reason, programs, run_program, tool_lines, tool_version
 from .shm_callgrind import shm_instructions
 from .shm_jobs import shm_jobs
-from .stats import pick, ratio
+from .stats import pick, ratio, value_range
 from .ucx import ucx_pair
 
 EPILOG = """\
@@ -135,12 +135,10 @@ def build_parser():
                          "runs 5x that)")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep every run's output (and the callgrind files) in DIR")
-    ap.add_argument("--markdown", metavar="FILE", help="also write the Markdown table to FILE")
-    ap.add_argument("--json", metavar="FILE",
-                    help="also write the figures as JSON to FILE (what `compare plot` draws)")
-    ap.add_argument("--plot", metavar="DIR",
-                    help="draw intra_node_latency and intra_node_rate (SVG, PNG) into DIR "
-                         "with gnuplot")
+    ap.add_argument("--markdown", metavar="FILE",
+                    help="also write the Markdown table to FILE (default with --out: "
+                         "DIR/shm-table.md)")
+    add_output_options(ap, json_name="shm-table.json")
     return ap
 
 
@@ -311,6 +309,7 @@ class table:
         higher_better = {f[0]: f[4] for f in figures}
         self.med = {k: pick(v, s.a.pick, higher_better[k[1]])
                     for k, v in res.values.items() if v}
+        self.samples = res.values
 
     def cell(self, col, fig):
         """The figure, or 'n/a (reason)'."""
@@ -449,24 +448,26 @@ def run(argv):
     print_figures(t)
     md = markdown(s, t, ctx)
     print("\n".join(md))
-    if a.markdown:
-        with open(a.markdown, "w") as f:
+    md_path = a.markdown or (os.path.join(a.out, "shm-table.md") if a.out else None)
+    if md_path:
+        if os.path.dirname(md_path):
+            os.makedirs(os.path.dirname(md_path), exist_ok=True)
+        with open(md_path, "w") as f:
             f.write("\n".join(md) + "\n")
-        print(f"\n# wrote {a.markdown}")
-    if a.json or a.plot:
-        doc = plot_document(t, ctx)
-        if a.json:
-            print(f"# wrote {plot.write_json(a.json, doc)}")
-        if a.plot:
-            plot.draw(doc, a.plot)
+        print(f"\n# wrote {md_path}")
+    if a.out or a.json or a.plot:
+        write_outputs(a, plot_document(t, ctx), "shm-table.json")
 
 
 def plot_document(t, ctx):
     """The figures of the table as the JSON document plot.draw reads."""
     return {"kind": "shm-table",
             "context": {"date": ctx.date, "machine": ctx.machine, "provider": "one host",
-                        "command": ctx.cmdline},
+                        "command": ctx.cmdline, "cores": os.cpu_count()},
             "columns": [HEADS[c] for c in COLUMNS],
             "figures": [{"key": fig, "label": label, "unit": unit, "higher_is_better": higher,
-                         "values": {HEADS[c]: t.med.get((c, fig)) for c in COLUMNS}}
+                         "digits": digits,
+                         "values": {HEADS[c]: t.med.get((c, fig)) for c in COLUMNS},
+                         "spread": {HEADS[c]: value_range(t.samples.get((c, fig), []))
+                                    for c in COLUMNS}}
                         for fig, label, unit, digits, higher in t.figures]}

@@ -57,3 +57,9 @@ def pick(values, how, higher_is_better):
 def spread(values):
     """Largest / smallest of the values (None without a positive smallest)."""
     return None if not values or min(values) <= 0 else max(values) / min(values)
+
+
+def value_range(values):
+    """[smallest, largest] of the values (None without any): the spread
+    bars of the plots."""
+    return [min(values), max(values)] if values else None
