@@ -37,8 +37,12 @@ namespace lci {
 
 // ---- basic types ----------------------------------------------------------
 
+// The network backend of a net context (net_context_attr_t::backend):
+// reported; the backend is chosen by LCI_BACKEND (docs/configuration.md).
 enum class attr_backend_t { none, ibv, ofi, ucx };
 
+// The bits of a device's ofi_lock_mode attribute (device_attr_t): reported,
+// not applied.
 enum attr_net_lock_mode_t {
   LCI_NET_TRYLOCK_SEND = 1,
   LCI_NET_TRYLOCK_RECV = 1 << 1,
@@ -49,122 +53,191 @@ enum attr_net_lock_mode_t {
   LCI_NET_TRYLOCK_MAX = 1 << 4,
 };
 
+// The kind of a matching engine (matching_engine_attr_t): reported, not
+// used (an engine is one table).
 enum class attr_matching_engine_type_t { queue, map };
+// The kind of a completion object (comp_attr_t::comp_type); `custom` is a
+// program's own comp_impl_t.
 enum class attr_comp_type_t { sync, counter, cq, handler, graph, custom };
+// The kind of a completion queue (alloc_cq_x::cq_type): accepted, not used.
 enum class attr_cq_type_t { array_atomic, lcrq };
+// The ibverbs on-demand-paging strategy of a net context: reported.
 enum class attr_ibv_odp_strategy_t { none, explicit_odp, implicit_odp };
+// The ibverbs prefetch strategy of a net context: reported.
 enum class attr_ibv_prefetch_strategy_t { none, prefetch, prefetch_write, prefetch_no_fault };
+// The ibverbs thread-domain strategy of a device: reported, not applied.
 enum class attr_ibv_td_strategy_t { none, all_qp, per_qp };
 
 // A value that may be unset (std::optional's role, for C++11 programs).
+// A plain value type: not synchronized.
 template <typename T>
 struct option_t {
+  // An unset value.
   option_t() : m_value(), m_is_set(false) {}
+  // A set value. @param value the value.
   option_t(T value) : m_value(value), m_is_set(true) {}
+  // A value, set or not. @param value the value. @param is_set whether it
+  // counts as set.
   option_t(T value, bool is_set) : m_value(value), m_is_set(is_set) {}
+  // The value if set. @param fallback what to return if it is not.
+  // @return the value, or `fallback` when unset.
   T get_value_or(T fallback) const { return m_is_set ? m_value : fallback; }
+  // Copies the value out if set. @param out where it goes (not written
+  // when unset). @return whether it is set.
   bool get_set_value(T* out) const {
     if (m_is_set) *out = m_value;
     return m_is_set;
   }
+  // The value, set or not. @return the stored value.
   T get_value() const { return m_value; }
+  // Whether a value was set. @return true if it was.
   bool is_set() const { return m_is_set; }
+  // The value, set or not. @return the stored value.
   operator T() const { return m_value; }
-  T m_value;
-  bool m_is_set;
+  T m_value;      // the value (meaningful when m_is_set)
+  bool m_is_set;  // whether the value was set
 };
 
 // What a posting call did: done (complete now; its completion object is
 // not signalled), posted (its completion object will be signalled once),
 // retry (nothing happened: call again, after progress). Within each
-// category the code says why.
+// category the code says why. The *_min and *_max values bound the
+// categories (error_t::is_done() and so on) and are never returned.
+// Concepts: Completion kinds, Back-pressure and LCI_ERR_RETRY.
 enum class errorcode_t {
   done_min,
-  done,
-  done_backlog,
+  done,            // complete in the call
+  done_backlog,    // taken into the device's backlog, buffer copied (allow_retry(false))
   done_max,
   posted_min,
-  posted,
-  posted_backlog,
+  posted,          // the completion object will be signalled once
+  posted_backlog,  // taken into the device's backlog, to be posted (allow_retry(false))
   posted_max,
   retry_min,
-  retry,
-  retry_init,
-  retry_lock,
-  retry_nopacket,
-  retry_nomem,
-  retry_backlog,
+  retry,           // nothing happened (also: a progress call found no work)
+  retry_init,      // the value of a default-constructed error_t
+  retry_lock,      // a lock was busy
+  retry_nopacket,  // no packet was free
+  retry_nomem,     // no send slot or queue entry was free
+  retry_backlog,   // the device's backlog is not empty: later operations wait behind it
   retry_max,
-  fatal,
+  fatal,           // refused for good (a net_* call with an invalid argument)
 };
 
+// The name of an error code. Thread-safe.
+// @param errorcode the code.
+// @return a static string, e.g. "done" or "retry_nopacket".
 LCI_CXX_API const char* get_errorcode_str(errorcode_t errorcode);
 
+// An errorcode_t with its category tests: what progress, test_drained
+// and the net_* calls return. A plain value type.
 struct error_t {
-  errorcode_t errorcode;
+  errorcode_t errorcode;  // the code
+  // errorcode_t::retry_init.
   error_t() : errorcode(errorcode_t::retry_init) {}
+  // @param e the code.
   error_t(errorcode_t e) : errorcode(e) {}
+  // Sets the code to errorcode_t::retry.
   void reset_retry() { errorcode = errorcode_t::retry; }
+  // @return true for done and done_backlog.
   bool is_done() const {
     return errorcode > errorcode_t::done_min && errorcode < errorcode_t::done_max;
   }
+  // @return true for posted and posted_backlog.
   bool is_posted() const {
     return errorcode > errorcode_t::posted_min && errorcode < errorcode_t::posted_max;
   }
+  // @return true for retry and the retry_* codes.
   bool is_retry() const {
     return errorcode > errorcode_t::retry_min && errorcode < errorcode_t::retry_max;
   }
+  // @return the code's name (get_errorcode_str).
   const char* get_str() const { return get_errorcode_str(errorcode); }
 };
 
-// A rank declared failed by the peer-failure machinery (LCI_PEER_FAILURE,
-// docs/failure.md), where an operation involving it is refused.
+// Thrown by an operation that involves a rank declared failed by the
+// peer-failure machinery (LCI_PEER_FAILURE=continue, docs/failure.md): the
+// operation was refused. Concepts: Errors and failures.
 class peer_failure_error : public std::runtime_error {
  public:
+  // @param failed_rank the failed rank. @param message what() returns.
   peer_failure_error(int failed_rank, const std::string& message)
       : std::runtime_error(message), m_failed_rank(failed_rank) {}
+  // @return the rank that was declared failed.
   int failed_rank() const noexcept { return m_failed_rank; }
 
  private:
   int m_failed_rank;
 };
 
+// What a completion of the network layer reports (net_status_t::opcode).
 enum class net_opcode_t { SEND = 0, RECV = 1, WRITE = 2, REMOTE_WRITE = 3, READ = 4, ERROR = 5,
                           FETCH_ADD = 6 };
+// The name of a network opcode. Thread-safe.
+// @param opcode the opcode.
+// @return a static string, e.g. "SEND".
 LCI_CXX_API const char* get_net_opcode_str(net_opcode_t opcode);
 
+// A broadcast algorithm (broadcast_x::algorithm): accepted, not used.
 enum class broadcast_algorithm_t { none, direct, tree, ring };
+// A reduce-scatter algorithm (reduce_scatter_x::algorithm): accepted, not used.
 enum class reduce_scatter_algorithm_t { none, direct, tree, ring };
+// An allreduce algorithm (allreduce_x::algorithm): accepted, not used.
 enum class allreduce_algorithm_t { none, direct, tree, ring };
+// The name of a broadcast algorithm. Thread-safe.
+// @param algorithm the algorithm. @return a static string, e.g. "tree".
 LCI_CXX_API const char* get_broadcast_algorithm_str(broadcast_algorithm_t algorithm);
+// The name of an algorithm (LCI 2 declares this overload too). Thread-safe.
+// @param algorithm the algorithm. @return a static string, e.g. "tree".
 LCI_CXX_API const char* get_reduce_scatter_algorithm_str(broadcast_algorithm_t algorithm);
+// The name of an algorithm (LCI 2 declares this overload too). Thread-safe.
+// @param algorithm the algorithm. @return a static string, e.g. "tree".
 LCI_CXX_API const char* get_allreduce_algorithm_str(broadcast_algorithm_t algorithm);
+// The name of a reduce-scatter algorithm. Thread-safe.
+// @param algorithm the algorithm. @return a static string, e.g. "ring".
 LCI_CXX_API const char* get_reduce_scatter_algorithm_str(reduce_scatter_algorithm_t algorithm);
+// The name of an allreduce algorithm. Thread-safe.
+// @param algorithm the algorithm. @return a static string, e.g. "ring".
 LCI_CXX_API const char* get_allreduce_algorithm_str(allreduce_algorithm_t algorithm);
 
+// The immediate data of a network-layer send or put (32 bits).
 using net_imm_data_t = uint32_t;
+// One completion of the network layer, as net_poll_cq reports it.
 struct net_status_t {
-  net_opcode_t opcode;
-  int rank;
-  void* user_context;
-  size_t length;
-  net_imm_data_t imm_data;
+  net_opcode_t opcode;      // what completed
+  int rank;                 // the peer (source of a RECV or REMOTE_WRITE, target otherwise)
+  void* user_context;       // the operation's user_context (nullptr for REMOTE_WRITE)
+  size_t length;            // the bytes received, sent or moved
+  net_imm_data_t imm_data;  // the immediate data of a RECV or REMOTE_WRITE
 };
 // What a network fetch-add or add is atomic with respect to: NONE, not
 // available; HCA, other network atomics only; GLOBAL, also the target
 // process's own atomic instructions on the same word.
 enum class net_atomic_scope_t { NONE = 0, HCA = 1, GLOBAL = 2 };
 
+// A message tag: at most runtime_t::get_attr_max_tag() (2^32-1).
 using tag_t = uint64_t;
+// A remote completion handle: names a completion object to the peers
+// (register_rcomp).
 using rcomp_t = uint32_t;
+// The direction of post_comm: OUT, a send; IN, a receive.
 enum class direction_t { OUT, IN };
+// A receive's rank that matches a send from any rank.
 const int ANY_SOURCE = -1;
+// A receive's tag that matches a send with any tag.
 const tag_t ANY_TAG = static_cast<tag_t>(-1);
 
+// The kind of an entry of matching_engine_insert.
 enum class matching_entry_type_t : unsigned { send = 0, recv = 1 };
+// What a send and a receive must agree on to match: nothing, the rank, the
+// tag or both (the default). A send and a receive match only when posted
+// with the same policy; a receive with ANY_SOURCE or ANY_TAG leaves that
+// part out. `max` is a bound, not a policy.
 enum class matching_policy_t : unsigned { none = 0, rank_only = 1, tag_only = 2, rank_tag = 3,
                                           max = 4 };
+// The key of a matching_engine_insert entry.
 using matching_entry_key_t = uint64_t;
+// The value of a matching_engine_insert entry.
 using matching_entry_val_t = void*;
 
 // When an outgoing operation counts as complete: `memory`, once its buffer
@@ -172,23 +245,37 @@ using matching_entry_val_t = void*;
 // network operation itself completed.
 enum class comp_semantic_t { memory, network, buffer = memory };
 
+// Where the buffers of arriving active messages come from (set_allocator):
+// a program derives from it. Its calls come from the threads that
+// progress, concurrently: an implementation must be thread-safe.
+// Concepts: Buffer ownership.
 struct allocator_base_t {
+  // A buffer for an arriving message, owned by the program once handed
+  // over in a status. @param size its size in bytes (may be 0).
+  // @return the buffer.
   virtual void* allocate(size_t size) = 0;
+  // Frees a buffer of allocate(). @param ptr the buffer.
   virtual void deallocate(void* ptr) = 0;
   virtual ~allocator_base_t() = default;
 };
-// Exported whole (type information and virtual table), like comp_impl_t:
-// a program may derive from it.
+// The default allocator: malloc and free. Exported whole (type information
+// and virtual table), like comp_impl_t: a program may derive from it.
 struct LCI_CXX_API allocator_default_t : allocator_base_t {
+  // std::malloc (of at least one byte). @param size the size in bytes.
+  // @return the buffer.
   LCI_CXX_API void* allocate(size_t size) override;
+  // std::free. @param ptr the buffer.
   LCI_CXX_API void deallocate(void* ptr) override;
 };
+// The allocator every runtime starts with.
 LCI_CXX_API extern allocator_default_t g_allocator_default;
 
+// The name of an object allocated without .name() ("lci-default").
 LCI_CXX_API extern const char* DEFAULT_NAME;
 
 // The remote side of a registration, self-contained: copy it byte for byte
 // to the peers that put into or get from the memory.
+// @ingroup cxx_memory
 struct rmr_t {
   uintptr_t base;         // the registered memory's address at its owner
   uintptr_t mr_base;      // the owner's handle of the registration
@@ -196,10 +283,14 @@ struct rmr_t {
   uint64_t length;        // the registered bytes (a put or get beyond is refused)
   uint32_t group;         // the owner's device
   uint32_t flags;         // 1: the network addresses it by virtual address
+  // An empty rmr (RMR_NULL).
   rmr_t() : base(0), mr_base(0), opaque_rkey(0), length(0), group(0), flags(0) {}
+  // @return true for RMR_NULL (names no registration).
   bool is_empty() const { return base == 0 && mr_base == 0 && opaque_rkey == 0; }
 };
+// The empty rmr. @ingroup cxx_memory
 const rmr_t RMR_NULL = rmr_t();
+
 
 // ---- resources -------------------------------------------------------------
 
@@ -212,104 +303,120 @@ class device_impl_t;
 class mr_impl_t;
 class endpoint_impl_t;
 
+// The attributes of a runtime (runtime_t::get_attr), fixed at allocation.
+// @ingroup cxx_runtime
 struct runtime_attr_t {
-  size_t packet_return_threshold;
-  int imm_nbits_tag;
-  int imm_nbits_rcomp;
-  uint64_t max_imm_tag;
-  uint64_t max_imm_rcomp;
-  uint64_t max_tag;
-  uint64_t max_rcomp;
-  bool alloc_default_device;
-  bool alloc_default_packet_pool;
-  bool alloc_default_matching_engine;
-  const char* name;
-  void* user_context;
+  size_t packet_return_threshold;       // reported, not used
+  int imm_nbits_tag;                    // reported, not used
+  int imm_nbits_rcomp;                  // reported, not used
+  uint64_t max_imm_tag;                 // the largest tag the message header carries (65535)
+  uint64_t max_imm_rcomp;               // the largest rcomp_t value (as max_rcomp)
+  uint64_t max_tag;                     // the largest tag (2^32-1)
+  uint64_t max_rcomp;                   // the largest rcomp_t value
+  bool alloc_default_device;            // whether the runtime made a default device
+  bool alloc_default_packet_pool;       // whether the runtime made a default packet pool
+  bool alloc_default_matching_engine;   // whether the runtime made a default matching engine
+  const char* name;                     // the name given at allocation (DEFAULT_NAME if none)
+  void* user_context;                   // the program's value given at allocation
 };
+// The attributes of a packet pool (packet_pool_t::get_attr).
 struct packet_pool_attr_t {
-  size_t packet_size;
-  size_t npackets;
-  const char* name;
-  void* user_context;
+  size_t packet_size;   // bytes per packet: LCI_PACKET_SIZE, the same for every pool
+  size_t npackets;      // packets of each device allocated with the pool
+  const char* name;     // the name given at allocation
+  void* user_context;   // the program's value given at allocation
 };
+// The attributes of a matching engine (matching_engine_t::get_attr).
 struct matching_engine_attr_t {
-  attr_matching_engine_type_t matching_engine_type;
-  const char* name;
-  void* user_context;
+  attr_matching_engine_type_t matching_engine_type;  // reported, not used
+  const char* name;                                  // the name given at allocation
+  void* user_context;                                // the program's value given at allocation
 };
+// The attributes of a completion object (comp_t::get_attr).
+// @ingroup cxx_completion
 struct comp_attr_t {
-  attr_comp_type_t comp_type;
-  int sync_threshold;
-  bool zero_copy_am;
-  attr_cq_type_t cq_type;
-  int cq_default_length;
-  const char* name;
-  void* user_context;
+  attr_comp_type_t comp_type;  // the kind of object
+  int sync_threshold;          // a synchronizer's threshold (signals until ready)
+  bool zero_copy_am;           // an eager active message is handed over in its packet
+  attr_cq_type_t cq_type;      // a queue's kind (reported, not used)
+  int cq_default_length;       // a queue's capacity
+  const char* name;            // the name given at allocation
+  void* user_context;          // the program's value given at allocation
 };
+// The attributes of a net context (net_context_t::get_attr): a record of
+// the defaults; the backend is chosen by LCI_BACKEND.
 struct net_context_attr_t {
-  attr_backend_t backend;
-  std::string ofi_provider_name;
-  size_t max_msg_size;
-  size_t max_inject_size;
-  int ibv_gid_idx;
-  bool ibv_force_gid_auto_select;
-  attr_ibv_odp_strategy_t ibv_odp_strategy;
-  attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;
-  bool support_putimm;
-  net_atomic_scope_t atomic_scope;
-  const char* name;
-  void* user_context;
+  attr_backend_t backend;                               // reported
+  std::string ofi_provider_name;                        // reported
+  size_t max_msg_size;                                  // reported
+  size_t max_inject_size;                               // reported
+  int ibv_gid_idx;                                      // reported
+  bool ibv_force_gid_auto_select;                       // reported
+  attr_ibv_odp_strategy_t ibv_odp_strategy;             // reported
+  attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;   // reported
+  bool support_putimm;                                  // true: net_post_putImm is available
+  net_atomic_scope_t atomic_scope;                      // GLOBAL (software atomics)
+  const char* name;                                     // the name given at allocation
+  void* user_context;                                   // the program's value given at allocation
 };
+// The attributes of a device (device_t::get_attr).
 struct device_attr_t {
-  size_t net_max_sends;
-  size_t net_max_recvs;
-  size_t net_max_cqes;
-  uint64_t ofi_lock_mode;
-  bool alloc_default_endpoint;
-  attr_ibv_td_strategy_t ibv_td_strategy;
-  int uid;
-  const char* name;
-  void* user_context;
+  size_t net_max_sends;                    // reported, not applied
+  size_t net_max_recvs;                    // receives posted to the network (applied if changed)
+  size_t net_max_cqes;                     // reported, not applied
+  uint64_t ofi_lock_mode;                  // reported, not applied (attr_net_lock_mode_t bits)
+  bool alloc_default_endpoint;             // whether the device made a default endpoint
+  attr_ibv_td_strategy_t ibv_td_strategy;  // reported, not applied
+  int uid;                                 // the device's index in its runtime
+  const char* name;                        // the name given at allocation
+  void* user_context;                      // the program's value given at allocation
 };
+// The attributes of a memory registration (mr_t::get_attr).
+// @ingroup cxx_memory
 struct mr_attr_t {
-  const char* name;
-  void* user_context;
+  const char* name;    // DEFAULT_NAME
+  void* user_context;  // nullptr
 };
+// The attributes of an endpoint (endpoint_t::get_attr).
 struct endpoint_attr_t {
-  int uid;
-  const char* name;
-  void* user_context;
+  int uid;             // the endpoint's number on its device
+  const char* name;    // the name given at allocation
+  void* user_context;  // the program's value given at allocation
 };
 
-// The defaults every allocation starts from (get_g_default_attr).
+// The defaults every allocation starts from (get_g_default_attr), made by
+// global_initialize from the LCI_* settings (docs/configuration.md). Each
+// field is the default of the attribute of the same name of a runtime,
+// packet pool, matching engine, completion object, net context or device.
+// @ingroup cxx_runtime
 struct global_attr_t {
-  size_t packet_return_threshold;
-  int imm_nbits_tag;
-  int imm_nbits_rcomp;
-  bool alloc_default_device;
-  bool alloc_default_packet_pool;
-  bool alloc_default_matching_engine;
-  size_t packet_size;
-  size_t npackets;
-  attr_matching_engine_type_t matching_engine_type;
-  int sync_threshold;
-  bool zero_copy_am;
-  attr_cq_type_t cq_type;
-  int cq_default_length;
-  attr_backend_t backend;
-  std::string ofi_provider_name;
-  size_t max_msg_size;
-  size_t max_inject_size;
-  int ibv_gid_idx;
-  bool ibv_force_gid_auto_select;
-  attr_ibv_odp_strategy_t ibv_odp_strategy;
-  attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;
-  size_t net_max_sends;
-  size_t net_max_recvs;
-  size_t net_max_cqes;
-  uint64_t ofi_lock_mode;
-  bool alloc_default_endpoint;
-  attr_ibv_td_strategy_t ibv_td_strategy;
+  size_t packet_return_threshold;                      // runtime_attr_t::packet_return_threshold
+  int imm_nbits_tag;                                   // runtime_attr_t::imm_nbits_tag
+  int imm_nbits_rcomp;                                 // runtime_attr_t::imm_nbits_rcomp
+  bool alloc_default_device;                           // runtime_attr_t::alloc_default_device
+  bool alloc_default_packet_pool;                      // runtime_attr_t::alloc_default_packet_pool
+  bool alloc_default_matching_engine;                  // runtime_attr_t::alloc_default_matching_engine
+  size_t packet_size;                                  // packet_pool_attr_t::packet_size
+  size_t npackets;                                     // packet_pool_attr_t::npackets (LCI_ATTR_NPACKETS)
+  attr_matching_engine_type_t matching_engine_type;    // matching_engine_attr_t::matching_engine_type
+  int sync_threshold;                                  // comp_attr_t::sync_threshold (alloc_sync)
+  bool zero_copy_am;                                   // comp_attr_t::zero_copy_am
+  attr_cq_type_t cq_type;                              // comp_attr_t::cq_type
+  int cq_default_length;                               // comp_attr_t::cq_default_length (alloc_cq)
+  attr_backend_t backend;                              // net_context_attr_t::backend
+  std::string ofi_provider_name;                       // net_context_attr_t::ofi_provider_name
+  size_t max_msg_size;                                 // net_context_attr_t::max_msg_size
+  size_t max_inject_size;                              // net_context_attr_t::max_inject_size
+  int ibv_gid_idx;                                     // net_context_attr_t::ibv_gid_idx
+  bool ibv_force_gid_auto_select;                      // net_context_attr_t::ibv_force_gid_auto_select
+  attr_ibv_odp_strategy_t ibv_odp_strategy;            // net_context_attr_t::ibv_odp_strategy
+  attr_ibv_prefetch_strategy_t ibv_prefetch_strategy;  // net_context_attr_t::ibv_prefetch_strategy
+  size_t net_max_sends;                                // device_attr_t::net_max_sends
+  size_t net_max_recvs;                                // device_attr_t::net_max_recvs
+  size_t net_max_cqes;                                 // device_attr_t::net_max_cqes
+  uint64_t ofi_lock_mode;                              // device_attr_t::ofi_lock_mode
+  bool alloc_default_endpoint;                         // device_attr_t::alloc_default_endpoint
+  attr_ibv_td_strategy_t ibv_td_strategy;              // device_attr_t::ibv_td_strategy
 };
 
 namespace detail {
@@ -341,9 +448,14 @@ LCI_CXX_API endpoint_attr_t attr_of(const endpoint_impl_t* p);
 #define LCI_CXX_ATTR_GETTER(type, name) \
   type get_attr_##name() const { return get_attr().name; }
 
+// A runtime: the matching of sends and receives, the default device,
+// packet pool and matching engine, the allocator. Allocated by
+// alloc_runtime or g_runtime_init; a plain handle, copied freely.
+// @ingroup cxx_runtime
 class runtime_t {
  public:
   LCI_CXX_RESOURCE_COMMON(runtime)
+  // @return true if the handle names no runtime.
   bool is_empty() const { return p_impl == nullptr; }
   LCI_CXX_ATTR_GETTER(size_t, packet_return_threshold)
   LCI_CXX_ATTR_GETTER(int, imm_nbits_tag)
@@ -359,9 +471,12 @@ class runtime_t {
   LCI_CXX_ATTR_GETTER(void*, user_context)
 };
 
+// A packet pool: the packets eager messages are copied through
+// (alloc_packet_pool; get_upacket). A plain handle, copied freely.
 class packet_pool_t {
  public:
   LCI_CXX_RESOURCE_COMMON(packet_pool)
+  // @return true if the handle names no packet pool.
   bool is_empty() const { return p_impl == nullptr; }
   LCI_CXX_ATTR_GETTER(size_t, packet_size)
   LCI_CXX_ATTR_GETTER(size_t, npackets)
@@ -369,18 +484,24 @@ class packet_pool_t {
   LCI_CXX_ATTR_GETTER(void*, user_context)
 };
 
+// A matching engine: where sends and receives posted with it meet
+// (alloc_matching_engine). A plain handle, copied freely.
 class matching_engine_t {
  public:
   LCI_CXX_RESOURCE_COMMON(matching_engine)
+  // @return true if the handle names no matching engine.
   bool is_empty() const { return p_impl == nullptr; }
   LCI_CXX_ATTR_GETTER(attr_matching_engine_type_t, matching_engine_type)
   LCI_CXX_ATTR_GETTER(const char*, name)
   LCI_CXX_ATTR_GETTER(void*, user_context)
 };
 
+// A net context: a record of the network's attributes
+// (alloc_net_context). A plain handle, copied freely.
 class net_context_t {
  public:
   LCI_CXX_RESOURCE_COMMON(net_context)
+  // @return true if the handle names no net context.
   bool is_empty() const { return p_impl == nullptr; }
   LCI_CXX_ATTR_GETTER(attr_backend_t, backend)
   LCI_CXX_ATTR_GETTER(std::string, ofi_provider_name)
@@ -396,9 +517,13 @@ class net_context_t {
   LCI_CXX_ATTR_GETTER(void*, user_context)
 };
 
+// A device: a backlog, a collective endpoint and the progress of the
+// runtime's core device (alloc_device). A plain handle, copied freely.
+// Concepts: Devices.
 class device_t {
  public:
   LCI_CXX_RESOURCE_COMMON(device)
+  // @return true if the handle names no device.
   bool is_empty() const { return p_impl == nullptr; }
   LCI_CXX_ATTR_GETTER(size_t, net_max_sends)
   LCI_CXX_ATTR_GETTER(size_t, net_max_recvs)
@@ -413,22 +538,34 @@ class device_t {
 
 // A registration of local memory (register_memory). MR_HOST, MR_DEVICE and
 // MR_UNKNOWN are not registrations: they say what memory an unregistered
-// buffer is, and count as empty.
+// buffer is, and count as empty. A plain handle, copied freely.
+// @ingroup cxx_memory
 class mr_t {
  public:
   LCI_CXX_RESOURCE_COMMON(mr)
+  // @return true for no registration (MR_HOST, MR_DEVICE, MR_UNKNOWN).
   bool is_empty() const { return reinterpret_cast<uintptr_t>(p_impl) < 3; }
   LCI_CXX_ATTR_GETTER(const char*, name)
   LCI_CXX_ATTR_GETTER(void*, user_context)
 };
+// Host memory, not registered (the default mr of an operation): registered
+// as needed. @ingroup cxx_memory
 const mr_t MR_HOST = mr_t();
+// Device (GPU) memory, not registered. @ingroup cxx_memory
 const mr_t MR_DEVICE = mr_t(reinterpret_cast<void*>(0x1));
+// Memory of unknown kind, not registered. @ingroup cxx_memory
 const mr_t MR_UNKNOWN = mr_t(reinterpret_cast<void*>(0x2));
 
+// An endpoint of a device (alloc_endpoint). The endpoints of a runtime
+// share its matching: a message sent from any endpoint matches a receive
+// posted on any other. A plain handle, copied freely.
+// Concepts: Endpoints and property lists.
 class endpoint_t {
  public:
   LCI_CXX_RESOURCE_COMMON(endpoint)
+  // @return true if the handle names no endpoint.
   bool is_empty() const { return p_impl == nullptr; }
+
   LCI_CXX_ATTR_GETTER(int, uid)
   LCI_CXX_ATTR_GETTER(const char*, name)
   LCI_CXX_ATTR_GETTER(void*, user_context)
@@ -440,29 +577,47 @@ class endpoint_t {
 // of a send or put), the buffer and its size (for a receive, the bytes that
 // arrived; for an active message at its target, a buffer the receiver owns),
 // the tag and the operation's user context (nullptr for an arrival at a
-// target).
+// target). Returned by every post_* call (done: the fields describe the
+// operation; posted or retry: only `error` counts) and handed to
+// completion objects. A plain value type. Concepts: Completion kinds,
+// Buffer ownership.
 struct status_t {
-  error_t error;
-  int rank = -1;
-  void* buffer = nullptr;
-  size_t size = 0;
-  tag_t tag = 0;
-  void* user_context = nullptr;
+  error_t error;                 // done, posted or retry, with the reason
+  int rank = -1;                 // the peer
+  void* buffer = nullptr;        // the buffer (an active message's at its target: the receiver's to free)
+  size_t size = 0;               // the size in bytes
+  tag_t tag = 0;                 // the tag
+  void* user_context = nullptr;  // the operation's user_context
 
+  // A status with error retry_init and empty fields.
   status_t() = default;
+  // A status with empty fields. @param e its error code.
   status_t(errorcode_t e) : error(e) {}
+  // A done status. @param user_context_ its user_context.
   explicit status_t(void* user_context_) : error(errorcode_t::done), user_context(user_context_) {}
+  // Sets the error to done.
   void set_done() { error = errorcode_t::done; }
+  // Sets the error to posted.
   void set_posted() { error = errorcode_t::posted; }
+  // Sets the error to retry.
   void set_retry() { error = errorcode_t::retry; }
+  // @return true if the operation completed (done, done_backlog).
   bool is_done() const { return error.is_done(); }
+  // @return true if the operation was posted (posted, posted_backlog).
   bool is_posted() const { return error.is_posted(); }
+  // @return true if nothing happened (retry and its reasons).
   bool is_retry() const { return error.is_retry(); }
+  // @return the error.
   error_t get_error() const { return error; }
+  // @return the peer's rank.
   int get_rank() const { return rank; }
+  // @return the buffer.
   void* get_buffer() const { return buffer; }
+  // @return the size in bytes.
   size_t get_size() const { return size; }
+  // @return the tag.
   tag_t get_tag() const { return tag; }
+  // @return the operation's user_context.
   void* get_user_context() const { return user_context; }
 };
 
@@ -474,24 +629,33 @@ struct status_t {
 // signal() once per completion and never deletes it. Exported whole: a
 // program's subclass (and -fsanitize=vptr) needs its type information and
 // virtual table, which live in the library (the destructor is the key function).
+// Its signal() may be called from any thread that progresses, concurrently.
 class LCI_CXX_API comp_impl_t {
  public:
+  // The attributes (comp_attr_t).
   using attr_t = comp_attr_t;
+  // A program's object, attributes of kind `custom`.
   LCI_CXX_API comp_impl_t();
+  // A program's object. @param attr its attributes.
   LCI_CXX_API explicit comp_impl_t(const attr_t& attr);
+  // Unregisters the object from the library's side.
   LCI_CXX_API virtual ~comp_impl_t();
   comp_impl_t(const comp_impl_t&) = delete;
   comp_impl_t& operator=(const comp_impl_t&) = delete;
+  // Called once per completion, from the thread that completes it (usually
+  // in progress). @param status what completed.
   virtual void signal(status_t status) = 0;
 
-  attr_t attr;
+  attr_t attr;  // the attributes
   // The library's side of the object (what the core signals); set by the
   // constructor, never by a program.
   void* core_ = nullptr;
 
  protected:
+  // Marks the library's own constructor.
   struct library_made {};
   // For the library's own kinds, which bring their own core object.
+  // @param attr the attributes.
   LCI_CXX_API comp_impl_t(const attr_t& attr, library_made);
 };
 
@@ -499,10 +663,14 @@ namespace detail {
 inline comp_attr_t attr_of(const comp_impl_t* p) { return p->attr; }
 }  // namespace detail
 
+// A completion object handle (alloc_sync, alloc_counter, alloc_cq,
+// alloc_handler, alloc_graph, or comp_t(new a_comp_impl_t_subclass)); freed
+// by free_comp. A plain handle, copied freely. Concepts: Completion kinds.
 class comp_t {
  public:
   LCI_CXX_RESOURCE_COMMON(comp)
   // COMP_NULL (0) and COMP_NULL_RETRY (1) name no object.
+  // @return true if the handle names no completion object.
   bool is_empty() const { return reinterpret_cast<uintptr_t>(p_impl) <= 1; }
   LCI_CXX_ATTR_GETTER(attr_comp_type_t, comp_type)
   LCI_CXX_ATTR_GETTER(int, sync_threshold)
@@ -517,33 +685,71 @@ class comp_t {
 const comp_t COMP_NULL = comp_t(static_cast<void*>(nullptr));
 // No completion object, but a refusal (retry) may be returned.
 const comp_t COMP_NULL_RETRY = comp_t(reinterpret_cast<void*>(0x1));
+// LCI 2's older name of COMP_NULL.
 const comp_t COMP_NULL_EXPECT_DONE = COMP_NULL;
+// LCI 2's older name of COMP_NULL_RETRY.
 const comp_t COMP_NULL_EXPECT_DONE_OR_RETRY = COMP_NULL_RETRY;
 
+// A handler's function (alloc_handler): called once per completion with
+// its status, in the thread that completes it.
 using comp_handler_t = void (*)(status_t status);
+// A reduction operator of the collectives: dst[i] = left[i] op right[i]
+// for n items; taken to be associative and commutative, called as
+// op(received, accumulated, accumulated, n) (right may alias dst).
+// @ingroup cxx_collectives
 using reduce_op_t = void (*)(const void* left, const void* right, void* dst, size_t n);
 
+// A node of a completion graph (graph_add_node).
 using graph_node_t = void*;
+// The start of a graph: an edge from it makes a node run at graph_start.
 const graph_node_t GRAPH_START = reinterpret_cast<graph_node_t>(0x1);
+// The end of a graph: the graph completes once every node completed.
 const graph_node_t GRAPH_END = reinterpret_cast<graph_node_t>(0x2);
+// A node's function: returns done (the node completed), posted (it
+// completes when the graph is signalled with the node as the status's
+// user_context, or by graph_node_mark_complete) or retry (it runs again
+// from graph_test or from progress).
 using graph_node_run_cb_t = status_t (*)(void* value);
+// A node without a function: it completes as soon as it runs.
 const graph_node_run_cb_t GRAPH_NODE_DUMMY_CB = nullptr;
+// Frees a node's value when the graph is freed.
 using graph_node_free_cb_t = void (*)(void* value);
+// An edge's function: runs when its source node completed, before the
+// destination may run, with the source's status and both nodes' values.
 using graph_edge_run_cb_t = void (*)(status_t status, void* src_value, void* dst_value);
+
 
 #undef LCI_CXX_ATTR_GETTER
 #undef LCI_CXX_RESOURCE_COMMON
 
 // ---- the process, the runtime ------------------------------------------------
 
-// Process-wide set-up and its end, counted: g_runtime_init and alloc_runtime
-// call them too. A program may call global_initialize first to read the
-// rank or change the default attributes before any runtime exists.
+// Process-wide set-up, counted: g_runtime_init and alloc_runtime call it
+// too. The first call starts the bootstrap (lcrun, PMI-1, PMIx or a lone
+// process, as LCI_initialize does) and reads the default attributes from
+// the LCI_* settings; later calls only count. A program may call it first
+// to read the rank or change the default attributes before any runtime
+// exists. Thread-safe. Concepts: Threading.
 LCI_CXX_API void global_initialize();
+// Ends one global_initialize: the last one releases the bootstrap and the
+// default attributes. Throws std::runtime_error when called more often than
+// global_initialize. Thread-safe.
 LCI_CXX_API void global_finalize();
+// This process's rank. Thread-safe.
+// @return the rank, in [0, get_rank_n()); throws std::runtime_error before
+// global_initialize (or g_runtime_init).
 LCI_CXX_API int get_rank_me();
+// The number of processes of the job. Thread-safe.
+// @return the number of ranks; throws std::runtime_error before
+// global_initialize (or g_runtime_init).
 LCI_CXX_API int get_rank_n();
+// The defaults every later allocation starts from. Thread-safe.
+// @return a copy of them; throws std::runtime_error before global_initialize.
 LCI_CXX_API global_attr_t get_g_default_attr();
+// Replaces the defaults of later allocations (those already made keep their
+// attributes). Thread-safe.
+// @param attr the new defaults, copied (usually get_g_default_attr() with
+// some fields changed). Throws std::runtime_error before global_initialize.
 LCI_CXX_API void set_g_default_attr(const global_attr_t& attr);
 
 // The operations' implementations (the library's side of the objects below).
@@ -717,6 +923,14 @@ class alloc_runtime_x {
  private:
   detail::runtime_args a_;
 };
+// Allocates a runtime (with the attributes of alloc_runtime_x's setters, or
+// the defaults): calls global_initialize; the process's first runtime (of
+// either API) starts the core, with a barrier of all ranks; then the
+// runtime's net context, default packet pool, matching engine and device
+// (as its attributes ask). Collective: every rank allocates its runtimes in
+// the same order. Not thread-safe: no other call on LCI's resources may run
+// meanwhile. Concepts: Devices.
+// @return the runtime; free it with free_runtime.
 inline runtime_t alloc_runtime() { return alloc_runtime_x()(); }
 
 class g_runtime_init_x {
@@ -729,6 +943,10 @@ class g_runtime_init_x {
  private:
   detail::runtime_args a_;
 };
+// Allocates the global runtime, as alloc_runtime does: the default
+// `runtime` of every operation. Throws std::runtime_error when the global
+// runtime exists already. Collective; not thread-safe.
+// @return the global runtime (get_g_runtime()); end it with g_runtime_fina.
 inline runtime_t g_runtime_init() { return g_runtime_init_x()(); }
 #undef LCI_CXX_RUNTIME_SETTERS
 
@@ -742,6 +960,14 @@ class free_runtime_x {
  private:
   runtime_t* m_runtime;
 };
+// Frees a runtime: the devices the program did not free (with their
+// endpoints), its default packet pool, matching engines and net context.
+// The process's last runtime (of either API) ends the core with a barrier
+// of all ranks (skipped once a peer failed), then global_finalize.
+// Collective; not thread-safe: no operation may use the runtime or its
+// objects meanwhile or afterwards.
+// @param runtime in/out: the runtime; made empty. An empty handle throws
+// std::runtime_error.
 inline void free_runtime(runtime_t* runtime) { free_runtime_x(runtime).call(); }
 
 class g_runtime_fina_x {
@@ -750,9 +976,15 @@ class g_runtime_fina_x {
   void call() const { detail::free_runtime(nullptr, true); }
   void operator()() const { call(); }
 };
+// Frees the global runtime, as free_runtime does (so the process's last
+// runtime ends with a barrier of all ranks). Throws std::runtime_error when
+// there is no global runtime. Collective; not thread-safe.
 inline void g_runtime_fina() { g_runtime_fina_x().call(); }
 
+// The global runtime. Thread-safe (while no thread makes or frees it).
+// @return the runtime of g_runtime_init, or an empty handle if there is none.
 LCI_CXX_API runtime_t get_g_runtime();
+
 
 // Operations whose only optional argument is the runtime, and a few more:
 // the object form keeps the same shape as LCI 2's.
@@ -825,6 +1057,10 @@ class alloc_packet_pool_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a packet pool. Its `npackets` sizes the devices allocated with
+// it (alloc_device_x::packet_pool); `packet_size` is LCI_PACKET_SIZE for
+// every pool (another value warns and is ignored). Not thread-safe.
+// @return the pool; free it with free_packet_pool.
 inline packet_pool_t alloc_packet_pool() { return alloc_packet_pool_x()(); }
 
 // An operation object with positional arguments P and the runtime as its
@@ -874,24 +1110,75 @@ inline packet_pool_t alloc_packet_pool() { return alloc_packet_pool_x()(); }
   };                                                                        \
   inline ret op() { return op##_x()(); }
 
+// Frees a packet pool (if it is its runtime's default, the runtime then
+// has none). Not thread-safe.
+// @param packet_pool in/out: the pool; made empty. An empty handle throws
+// std::runtime_error.
 LCI_CXX_SIMPLE_OP1(void, free_packet_pool, packet_pool_t*, packet_pool)
+// Binds a pool to a device, if it is bound to none yet: a pool belongs to
+// the first device it is used with, whose packets get_upacket hands out.
+// Not thread-safe.
+// @param packet_pool the pool (an empty handle throws std::runtime_error).
+// @param device the device (an empty handle: the runtime's default device).
 LCI_CXX_SIMPLE_OP2(void, register_packet_pool, packet_pool_t, packet_pool, device_t, device)
+// Unbinds a pool from a device, if it is bound to it. Not thread-safe.
+// @param packet_pool the pool (an empty handle throws std::runtime_error).
+// @param device the device (an empty handle: the runtime's default device).
 LCI_CXX_SIMPLE_OP2(void, deregister_packet_pool, packet_pool_t, packet_pool, device_t, device)
+// Gives back a packet of get_upacket that was never sent. Thread-safe.
+// Concepts: Buffer ownership.
+// @param packet the packet's buffer, as get_upacket returned it (anything
+// else throws std::runtime_error); the program no longer owns it.
 LCI_CXX_SIMPLE_OP1(void, put_upacket, void*, packet)
+// Frees a device: first progresses it until its backlog is empty, then
+// frees its endpoints and its collective endpoint; the runtime's last
+// device takes the core device with it. Collective: every
+// rank frees its devices in the same order. Not thread-safe: nothing may
+// use or progress the device meanwhile.
+// @param device in/out: the device; made empty. An empty handle throws
+// std::runtime_error.
 LCI_CXX_SIMPLE_OP1(void, free_device, device_t*, device)
+// Frees an endpoint (if it is its device's default, the device then has
+// none). Not thread-safe: nothing may post on it meanwhile.
+// @param endpoint in/out: the endpoint; made empty. An empty handle throws
+// std::runtime_error.
 LCI_CXX_SIMPLE_OP1(void, free_endpoint, endpoint_t*, endpoint)
+// Frees a matching engine (if it is the runtime's default, the runtime then
+// has none). Collective; not thread-safe: nothing may post with it
+// meanwhile.
+// @param matching_engine in/out: the engine; made empty. An empty handle
+// throws std::runtime_error.
 LCI_CXX_SIMPLE_OP1(void, free_matching_engine, matching_engine_t*, matching_engine)
+// Frees a net context (the runtime's default one stays until the runtime
+// is freed). Not thread-safe.
+// @param net_context in/out: the net context; made empty. An empty handle
+// throws std::runtime_error.
 LCI_CXX_SIMPLE_OP1(void, free_net_context, net_context_t*, net_context)
+// Sets where the buffers of active messages handed to the program come
+// from (their statuses' buffer, which the program frees through it).
+// Thread-safe; set it before the messages that should use it arrive.
+// Concepts: Buffer ownership.
+// @param allocator the allocator, kept (not copied: it must outlive the
+// runtime); nullptr: g_allocator_default.
 LCI_CXX_SIMPLE_OP1(void, set_allocator, allocator_base_t*, allocator)
+// The allocator of set_allocator. Thread-safe.
+// @return the runtime's allocator (&g_allocator_default unless set).
 LCI_CXX_SIMPLE_OP0(allocator_base_t*, get_allocator)
+// The runtime's default net context. Thread-safe.
+// @return its handle.
 LCI_CXX_SIMPLE_OP0(net_context_t, get_default_net_context)
+// The runtime's default device, which operations use without .device().
+// Thread-safe.
+// @return its handle; empty if the runtime has none (alloc_default_device
+// false, or freed).
 LCI_CXX_SIMPLE_OP0(device_t, get_default_device)
+// The runtime's default packet pool. Thread-safe.
+// @return its handle; empty if the runtime has none.
 LCI_CXX_SIMPLE_OP0(packet_pool_t, get_default_packet_pool)
+// The runtime's default matching engine. Thread-safe.
+// @return its handle; empty if the runtime has none.
 LCI_CXX_SIMPLE_OP0(matching_engine_t, get_default_matching_engine)
 
-// A pool's packet for the program to write a message into (nullptr while
-// none is free). Sent as the local buffer of post_send/post_am, it goes
-// back to LCI with the message; put_upacket returns one never sent.
 class get_upacket_x {
  public:
   get_upacket_x() {}
@@ -904,10 +1191,15 @@ class get_upacket_x {
   packet_pool_t m_packet_pool;
   runtime_t m_runtime;
 };
+// A pool's packet for the program to write a message into, of
+// get_max_bcopy_size() bytes. Sent as the local buffer of post_send or
+// post_am, it goes back to LCI with the message; put_upacket returns one
+// never sent. Thread-safe. Concepts: Buffer ownership.
+// @return the packet's buffer, now the program's; nullptr while the pool
+// has no free packet (progress frees them). Throws std::runtime_error when
+// the runtime has no device yet.
 inline void* get_upacket() { return get_upacket_x()(); }
 
-// The largest message sent by copying it through one packet (eager); larger
-// ones go by rendezvous. Also the size of a get_upacket() buffer.
 class get_max_bcopy_size_x {
  public:
   get_max_bcopy_size_x() {}
@@ -920,10 +1212,13 @@ class get_max_bcopy_size_x {
   packet_pool_t m_packet_pool;
   runtime_t m_runtime;
 };
+// The largest message sent by copying it through one packet (eager); larger
+// ones go by rendezvous. Also the size of a get_upacket() buffer.
+// Thread-safe.
+// @return LCI_PACKET_SIZE - 64 bytes (12224 by default), the same for every
+// pool.
 inline size_t get_max_bcopy_size() { return get_max_bcopy_size_x()(); }
 
-// A device: its own network resources, packets and progress. Collective:
-// every rank allocates its devices in the same order.
 class alloc_device_x {
  public:
   alloc_device_x() : a_() {}
@@ -951,6 +1246,15 @@ class alloc_device_x {
  private:
   detail::device_args a_;
 };
+// Allocates a device. The devices of a runtime share one device of the
+// core (its packets, receives, matching and progress; the first device
+// makes it): each adds its own backlog, its collective endpoint and, as
+// alloc_default_endpoint asks, a default endpoint. Of its attributes,
+// net_max_recvs and the packet pool's npackets are applied when changed
+// from the defaults. Collective: every rank allocates its devices in the
+// same order (the uid is the allocation index). Not thread-safe.
+// Concepts: Devices.
+// @return the device; free it with free_device (or free_runtime does).
 inline device_t alloc_device() { return alloc_device_x()(); }
 
 class alloc_endpoint_x {
@@ -971,6 +1275,11 @@ class alloc_endpoint_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates an endpoint of a device (.device(); default: the runtime's
+// default device); it becomes the device's default endpoint if the device
+// has none. Not thread-safe.
+// Concepts: Endpoints and property lists.
+// @return the endpoint; free it with free_endpoint.
 inline endpoint_t alloc_endpoint() { return alloc_endpoint_x()(); }
 
 class get_default_endpoint_x {
@@ -985,6 +1294,9 @@ class get_default_endpoint_x {
   device_t m_device;
   runtime_t m_runtime;
 };
+// A device's default endpoint, which operations use without .endpoint().
+// Thread-safe.
+// @return its handle; empty if the device has none.
 inline endpoint_t get_default_endpoint() { return get_default_endpoint_x()(); }
 
 class alloc_matching_engine_x {
@@ -1010,10 +1322,13 @@ class alloc_matching_engine_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a matching engine: post_send and post_recv given
+// .matching_engine(e) match only each other, eager or rendezvous. Its
+// matching_engine_type is reported, not used. Collective: every rank
+// allocates its engines in the same order. Not thread-safe.
+// @return the engine; free it with free_matching_engine.
 inline matching_engine_t alloc_matching_engine() { return alloc_matching_engine_x()(); }
 
-// Inserts a send or receive entry; returns the value of the entry of the
-// other kind it matched (removed from the engine), or nullptr once queued.
 class matching_engine_insert_x {
  public:
   matching_engine_insert_x(matching_engine_t engine, matching_entry_key_t key,
@@ -1037,6 +1352,17 @@ class matching_engine_insert_x {
   matching_entry_type_t m_entry_type;
   runtime_t m_runtime;
 };
+// Inserts a send or receive entry into an engine's own table (not the one
+// post_send and post_recv match in). Thread-safe (the table has a lock).
+// @param engine the engine (an empty handle: the runtime's default engine;
+// none throws std::runtime_error).
+// @param key the key: entries of the same key and of the two kinds match.
+// @param value the entry's value, returned to the inserter of the matching
+// entry.
+// @param entry_type whether the entry is a send or a receive.
+// @return the value of the oldest entry of the other kind with the same
+// key, removed from the table; nullptr when there was none and the entry
+// was queued.
 inline matching_entry_val_t matching_engine_insert(matching_engine_t engine,
                                                    matching_entry_key_t key,
                                                    matching_entry_val_t value,
@@ -1058,7 +1384,12 @@ class alloc_net_context_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a net context: a record of the runtime's default net context's
+// attributes (the backend is chosen by LCI_BACKEND, not by it). Not
+// thread-safe.
+// @return the net context; free it with free_net_context.
 inline net_context_t alloc_net_context() { return alloc_net_context_x()(); }
+
 
 // ---- memory registration -----------------------------------------------------
 
@@ -1084,8 +1415,24 @@ class register_memory_x {
   device_t m_device;
   runtime_t m_runtime;
 };
+// Registers local memory with the network of a device (.device(); default:
+// the runtime's default device), for the mr argument of operations and for
+// peers' puts and gets (get_rmr). Thread-safe. Concepts: Buffer ownership.
+// @param address the first byte; the memory stays the program's and must
+// stay allocated until deregister_memory.
+// @param size the length in bytes.
+// @return the registration; throws std::runtime_error when the network
+// refuses it.
 inline mr_t register_memory(void* address, size_t size) { return register_memory_x(address, size)(); }
+// Deregisters memory: the peers' rmr_t of it are no longer valid.
+// Thread-safe, but no operation may use the registration meanwhile.
+// @param mr in/out: the registration; made empty. An empty handle
+// (MR_HOST, ...) throws std::runtime_error.
 LCI_CXX_SIMPLE_OP1(void, deregister_memory, mr_t*, mr)
+// The remote side of a registration, to send to the peers that put into
+// or get from it. Thread-safe.
+// @param mr the registration (an empty one throws std::runtime_error).
+// @return its rmr_t: self-contained, copied byte for byte to the peers.
 LCI_CXX_SIMPLE_OP1(rmr_t, get_rmr, mr_t, mr)
 
 // ---- completion objects --------------------------------------------------------
@@ -1119,7 +1466,6 @@ LCI_CXX_API void graph_start(comp_t comp);
 LCI_CXX_API status_t graph_test(comp_t comp);
 }  // namespace detail
 
-// A synchronizer: ready once `threshold` completions arrived.
 class alloc_sync_x {
  public:
   alloc_sync_x() {}
@@ -1151,10 +1497,15 @@ class alloc_sync_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a synchronizer: ready once `threshold` completions arrived
+// (.threshold(); default: the default attribute sync_threshold, 1; below 1
+// throws std::runtime_error), tested by sync_test or waited for by
+// sync_wait. .zero_copy_am(true): an eager active message is handed over
+// in its packet (give it back with put_upacket). Thread-safe.
+// Concepts: Completion kinds.
+// @return the synchronizer; free it with free_comp.
 inline comp_t alloc_sync() { return alloc_sync_x()(); }
 
-// True once ready: the `threshold` statuses are copied to p_out[0..) and
-// the synchronizer is ready for reuse. False: p_out is left as it was.
 class sync_test_x {
  public:
   sync_test_x(comp_t comp, status_t* p_out) : m_comp(comp), m_p_out(p_out) {}
@@ -1169,6 +1520,13 @@ class sync_test_x {
   status_t* m_p_out;
   runtime_t m_runtime;
 };
+// Tests a synchronizer without blocking or progressing. Thread-safe: of
+// threads testing one synchronizer, one sees it ready.
+// @param comp the synchronizer (another kind of object throws
+// std::runtime_error).
+// @param p_out out: room for `threshold` statuses, or nullptr (not copied).
+// @return true once ready: the statuses are copied to p_out[0..threshold)
+// and the synchronizer is reset for reuse; false: p_out is left as it was.
 inline bool sync_test(comp_t comp, status_t* p_out) { return sync_test_x(comp, p_out)(); }
 
 class sync_wait_x {
@@ -1189,9 +1547,14 @@ class sync_wait_x {
   device_t m_device;
   runtime_t m_runtime;
 };
+// Waits until a synchronizer is ready, as sync_test, progressing the
+// device (.device(); default: the runtime's default device) in the
+// meantime, or only spinning with .do_progress(false). Thread-safe.
+// Concepts: Progress.
+// @param comp the synchronizer (another kind throws std::runtime_error).
+// @param p_out out: room for `threshold` statuses, or nullptr.
 inline void sync_wait(comp_t comp, status_t* p_out) { sync_wait_x(comp, p_out).call(); }
 
-// A counter: each completion adds one.
 class alloc_counter_x {
  public:
   alloc_counter_x() {}
@@ -1206,6 +1569,9 @@ class alloc_counter_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a counter: each completion adds one (an active message's buffer
+// counted by it is freed). Thread-safe.
+// @return the counter, at 0; free it with free_comp.
 inline comp_t alloc_counter() { return alloc_counter_x()(); }
 
 class counter_get_x {
@@ -1220,6 +1586,9 @@ class counter_get_x {
   comp_t m_comp;
   runtime_t m_runtime;
 };
+// Reads a counter. Thread-safe.
+// @param comp the counter (another kind throws std::runtime_error).
+// @return the completions counted since allocation or counter_set.
 inline int64_t counter_get(comp_t comp) { return counter_get_x(comp)(); }
 
 class counter_set_x {
@@ -1236,9 +1605,11 @@ class counter_set_x {
   int64_t m_value;
   runtime_t m_runtime;
 };
+// Sets a counter. Thread-safe (completions counted meanwhile may be lost).
+// @param comp the counter (another kind throws std::runtime_error).
+// @param value the new value.
 inline void counter_set(comp_t comp, int64_t value) { counter_set_x(comp, value).call(); }
 
-// A completion queue of statuses, popped with cq_pop.
 class alloc_cq_x {
  public:
   alloc_cq_x() {}
@@ -1272,9 +1643,15 @@ class alloc_cq_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a completion queue: each completion pushes its status, popped
+// with cq_pop. .default_length(n) is its capacity (default: the default
+// attribute cq_default_length; below 1 throws std::runtime_error); a
+// completion that finds it full waits for room. .cq_type is accepted, not
+// used; .zero_copy_am as for alloc_sync. Thread-safe.
+// Concepts: Completion kinds.
+// @return the queue; free it with free_comp.
 inline comp_t alloc_cq() { return alloc_cq_x()(); }
 
-// Non-blocking: a status with error retry when the queue is empty.
 class cq_pop_x {
  public:
   explicit cq_pop_x(comp_t comp) : m_comp(comp) {}
@@ -1287,10 +1664,13 @@ class cq_pop_x {
   comp_t m_comp;
   runtime_t m_runtime;
 };
+// Pops the oldest status of a completion queue, without blocking or
+// progressing. Thread-safe (any number of threads may pop).
+// @param comp the queue (another kind throws std::runtime_error).
+// @return the status of a completed operation (done), or a status with
+// error retry when the queue is empty.
 inline status_t cq_pop(comp_t comp) { return cq_pop_x(comp)(); }
 
-// A handler: each completion calls `handler(status)` in the thread that
-// completes it (usually inside progress).
 class alloc_handler_x {
  public:
   explicit alloc_handler_x(comp_handler_t handler) : m_handler(handler) {}
@@ -1317,6 +1697,13 @@ class alloc_handler_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a handler: each completion calls `handler(status)` in the
+// thread that completes it (usually inside progress); the handler owns an
+// active message's buffer. Thread-safe. Concepts: Completion kinds,
+// Progress.
+// @param handler the function (nullptr throws std::runtime_error); it
+// must not block on progress of the same device.
+// @return the handler object; free it with free_comp.
 inline comp_t alloc_handler(comp_handler_t handler) { return alloc_handler_x(handler)(); }
 
 class free_comp_x {
@@ -1331,6 +1718,11 @@ class free_comp_x {
   comp_t* m_comp;
   runtime_t m_runtime;
 };
+// Frees a completion object, of any kind (a program's comp_impl_t is
+// deleted). Not thread-safe: no operation that signals it may be
+// outstanding, and no thread may use it meanwhile.
+// @param comp in/out: the object; made empty. An empty handle throws
+// std::runtime_error.
 inline void free_comp(comp_t* comp) { free_comp_x(comp).call(); }
 
 class comp_signal_x {
@@ -1347,13 +1739,18 @@ class comp_signal_x {
   status_t m_status;
   runtime_t m_runtime;
 };
+// Signals a completion object as a completion would. Thread-safe.
+// @param comp the object (an empty handle throws std::runtime_error).
+// @param status the status it receives.
 inline void comp_signal(comp_t comp, status_t status) { comp_signal_x(comp, status).call(); }
 
+// Reserves consecutive remote completion handles, to register objects
+// under chosen handles (register_rcomp_x::rcomp). Thread-safe.
+// @param n how many (0, or more than are left of 65535, throws
+// std::runtime_error).
+// @return the first of the handles.
 LCI_CXX_SIMPLE_OP1(rcomp_t, reserve_rcomps, rcomp_t, n)
 
-// A handle peers name a completion object by (post_am, post_put's
-// remote_comp). Handles are given in registration order, so ranks that
-// register in the same order agree on them.
 class register_rcomp_x {
  public:
   explicit register_rcomp_x(comp_t comp) : m_comp(comp) {}
@@ -1368,10 +1765,20 @@ class register_rcomp_x {
   rcomp_t m_rcomp = 0;
   runtime_t m_runtime;
 };
+// Gives a completion object the handle peers name it by (post_am's and
+// post_put's remote_comp). Handles are given in registration order, so
+// ranks that register in the same order agree on them; one registry per
+// process, at most 65535 handles. Thread-safe.
+// @param comp the object (an empty handle throws std::runtime_error); it
+// must stay allocated while registered.
+// @return its handle (the next free one, or .rcomp(h) of reserve_rcomps).
 inline rcomp_t register_rcomp(comp_t comp) { return register_rcomp_x(comp)(); }
+// Removes a handle: messages that arrive for it afterwards find no object.
+// Thread-safe.
+// @param rcomp the handle (0 or beyond the registry throws
+// std::runtime_error).
 LCI_CXX_SIMPLE_OP1(void, deregister_rcomp, rcomp_t, rcomp)
 
-// Completion graphs: nodes run when all their predecessors completed.
 class alloc_graph_x {
  public:
   alloc_graph_x() {}
@@ -1388,6 +1795,13 @@ class alloc_graph_x {
   void* m_user_context = nullptr;
   runtime_t m_runtime;
 };
+// Allocates a completion graph: nodes (graph_add_node) run when all their
+// predecessors completed (graph_add_edge), from graph_start on. With
+// .comp(c), the graph signals c once every node completed (a done status
+// with the graph's user_context) and then frees itself; without, graph_test
+// reports it. Build it from one thread before graph_start; completions may
+// then come from any thread. Concepts: Completion kinds.
+// @return the graph (a completion object); free it with free_comp.
 inline comp_t alloc_graph() { return alloc_graph_x()(); }
 
 class graph_add_node_x {
@@ -1408,6 +1822,12 @@ class graph_add_node_x {
   graph_node_free_cb_t m_free_cb = nullptr;
   runtime_t m_runtime;
 };
+// Adds a node to a graph (before graph_start). .value(v) is passed to fn
+// and to .free_cb(f), which the graph calls on v when it is freed. Not
+// thread-safe.
+// @param comp the graph (another kind throws std::runtime_error).
+// @param fn the node's function; GRAPH_NODE_DUMMY_CB: none.
+// @return the node.
 inline graph_node_t graph_add_node(comp_t comp, graph_node_run_cb_t fn) {
   return graph_add_node_x(comp, fn)();
 }
@@ -1430,6 +1850,12 @@ class graph_add_edge_x {
   graph_edge_run_cb_t m_fn = nullptr;
   runtime_t m_runtime;
 };
+// Adds an edge: `dst` runs only after `src` completed (.fn(f): f runs
+// when src completed, before dst may run). Before graph_start; not
+// thread-safe.
+// @param comp the graph (another kind throws std::runtime_error).
+// @param src a node of the graph, or GRAPH_START.
+// @param dst a node of the graph, or GRAPH_END.
 inline void graph_add_edge(comp_t comp, graph_node_t src, graph_node_t dst) {
   graph_add_edge_x(comp, src, dst).call();
 }
@@ -1448,6 +1874,9 @@ class graph_node_mark_complete_x {
   status_t m_status;
   runtime_t m_runtime;
 };
+// Completes a node whose function returned posted (.status(s): the status
+// its edges see; default: done). Thread-safe.
+// @param node the node (of a running graph).
 inline void graph_node_mark_complete(graph_node_t node) { graph_node_mark_complete_x(node).call(); }
 
 class graph_start_x {
@@ -1462,6 +1891,11 @@ class graph_start_x {
   comp_t m_comp;
   runtime_t m_runtime;
 };
+// Runs a graph: the nodes without predecessors and those after
+// GRAPH_START run in the call; the others as their predecessors complete.
+// A graph may run again once complete. Not thread-safe with another
+// graph_start of the same graph.
+// @param comp the graph (another kind throws std::runtime_error).
 inline void graph_start(comp_t comp) { graph_start_x(comp).call(); }
 
 class graph_test_x {
@@ -1476,7 +1910,13 @@ class graph_test_x {
   comp_t m_comp;
   runtime_t m_runtime;
 };
+// Tests a graph allocated without .comp(), running again the nodes whose
+// function returned retry. Thread-safe.
+// @param comp the graph (another kind throws std::runtime_error).
+// @return done once every node completed (the graph is then reset for
+// another graph_start); retry while not.
 inline status_t graph_test(comp_t comp) { return graph_test_x(comp)(); }
+
 
 // ---- communication -------------------------------------------------------------
 
