@@ -1941,7 +1941,6 @@ inline status_t graph_test(comp_t comp) { return graph_test_x(comp)(); }
   LCI_CXX_ARG_SETTER(cls, size_t, size)                               \
   LCI_CXX_ARG_SETTER(cls, comp_t, local_comp)
 
-// The generic posting all others are forms of.
 class post_comm_x {
  public:
   post_comm_x(direction_t direction, int rank, void* local_buffer, size_t size, comp_t local_comp)
@@ -1960,13 +1959,24 @@ class post_comm_x {
  private:
   detail::comm_args a_;
 };
+// The generic posting the others are forms of: direction_t::OUT is
+// post_send, direction_t::IN is post_recv (with .tag() and the rest of
+// their optional arguments). Thread-safe. Concepts: Message flow.
+// @param direction OUT (a send) or IN (a receive).
+// @param rank the peer, in [0, get_rank_n()) (a receive also takes
+// ANY_SOURCE).
+// @param local_buffer the data (a send) or where it goes (a receive); the
+// caller keeps it, valid until the operation completed.
+// @param size bytes to send, or the most a receive takes.
+// @param local_comp the completion object signalled when a posted operation
+// completes; COMP_NULL: complete in the call; COMP_NULL_RETRY: complete in
+// the call, or retry.
+// @return as post_send or post_recv: done, posted or retry.
 inline status_t post_comm(direction_t direction, int rank, void* local_buffer, size_t size,
                           comp_t local_comp) {
   return post_comm_x(direction, rank, local_buffer, size, local_comp)();
 }
 
-// An active message: `size` bytes to the completion object `remote_comp`
-// names at `rank`, which receives them in a buffer of its own.
 class post_am_x {
  public:
   post_am_x(int rank, void* local_buffer, size_t size, comp_t local_comp, rcomp_t remote_comp)
@@ -1981,13 +1991,33 @@ class post_am_x {
  private:
   detail::comm_args a_;
 };
+// Sends an active message: `size` bytes to the completion object that
+// `remote_comp` names at `rank`, which receives them in a buffer of its
+// own: allocated through the target's allocator (set_allocator), or, for an
+// eager message to an object with zero_copy_am, the packet itself (given
+// back with put_upacket). The target's status has the source rank, the tag
+// (.tag()), the buffer and size, and user_context nullptr. Eager up to
+// get_max_bcopy_size() bytes, by rendezvous beyond. Thread-safe; throws
+// std::runtime_error for an invalid argument and peer_failure_error for a
+// failed rank. Concepts: Message flow, Buffer ownership.
+// @param rank the target, in [0, get_rank_n()).
+// @param local_buffer the data; the caller keeps it (a get_upacket buffer
+// goes to LCI with the message).
+// @param size the bytes to send.
+// @param local_comp signalled when a posted message completes; COMP_NULL:
+// complete in the call; COMP_NULL_RETRY: complete in the call, or retry.
+// @param remote_comp the target's register_rcomp handle (0 throws).
+// @return done: an eager message was sent in the call (the buffer may be
+// reused; local_comp is not signalled); posted: local_comp will be
+// signalled once (rendezvous, comp_semantic_t::network or allow_done(false));
+// retry: nothing was sent (no packet or send slot, or a backlog to wait
+// behind), progress and call again; done_backlog or posted_backlog with
+// allow_retry(false).
 inline status_t post_am(int rank, void* local_buffer, size_t size, comp_t local_comp,
                         rcomp_t remote_comp) {
   return post_am_x(rank, local_buffer, size, local_comp, remote_comp)();
 }
 
-// A tagged send, matched at `rank` by a post_recv: any size, eager up to
-// get_max_bcopy_size(), by rendezvous beyond.
 class post_send_x {
  public:
   post_send_x(int rank, void* local_buffer, size_t size, tag_t tag, comp_t local_comp)
@@ -2027,12 +2057,33 @@ class post_send_x {
  private:
   detail::comm_args a_;
 };
+// Sends a tagged message, matched at `rank` by a post_recv with the same
+// matching policy (and matching engine): any size, eager up to
+// get_max_bcopy_size() bytes (copied into a packet), by rendezvous into the
+// receiver's buffer beyond. Thread-safe; throws
+// std::runtime_error for an invalid argument (rank out of range, a tag
+// above the maximum, a null buffer with a size, an empty handle) and
+// peer_failure_error for a failed rank. Concepts: Message flow, Completion
+// kinds, Back-pressure and LCI_ERR_RETRY.
+// @param rank the target, in [0, get_rank_n()).
+// @param local_buffer the data; the caller keeps it, unchanged until the
+// send completed (a get_upacket buffer goes to LCI with the message).
+// @param size the bytes to send.
+// @param tag the tag, at most runtime_t::get_attr_max_tag().
+// @param local_comp signalled when a posted send completes; COMP_NULL:
+// complete in the call (the call progresses until it is); COMP_NULL_RETRY:
+// complete in the call, or retry.
+// @return done: sent in the call (eager; the buffer may be reused,
+// local_comp is not signalled); posted: local_comp will be signalled once
+// (rendezvous, comp_semantic_t::network or allow_done(false)); retry:
+// nothing was sent (no packet or send slot, or a backlog to wait behind),
+// progress and call again; done_backlog or posted_backlog with
+// allow_retry(false).
 inline status_t post_send(int rank, void* local_buffer, size_t size, tag_t tag,
                           comp_t local_comp) {
   return post_send_x(rank, local_buffer, size, tag, local_comp)();
 }
 
-// A tagged receive of at most `size` bytes into local_buffer.
 class post_recv_x {
  public:
   post_recv_x(int rank, void* local_buffer, size_t size, tag_t tag, comp_t local_comp)
@@ -2063,13 +2114,29 @@ class post_recv_x {
  private:
   detail::comm_args a_;
 };
+// Receives a tagged message of at most `size` bytes into local_buffer
+// (a longer one is cut to the buffer), eager or rendezvous. ANY_SOURCE and
+// ANY_TAG leave the rank or the tag out of the match: such a receive
+// matches sends posted with the matching policy that leaves out the same
+// (tag_only for ANY_SOURCE). The status has the source rank, the tag and
+// the bytes received. Receives never wait behind the backlog. Thread-safe;
+// throws std::runtime_error for an invalid argument. Concepts: Message flow.
+// @param rank the source, in [0, get_rank_n()), or ANY_SOURCE.
+// @param local_buffer where the data goes; the caller keeps it, valid until
+// the receive completed.
+// @param size the most bytes to receive.
+// @param tag the tag, at most runtime_t::get_attr_max_tag(), or ANY_TAG.
+// @param local_comp signalled when the posted receive completes;
+// COMP_NULL: complete in the call (the call progresses until a message
+// arrived).
+// @return done: the message was there already (allow_done), received in
+// the call, local_comp is not signalled; posted: local_comp will be
+// signalled once with the status.
 inline status_t post_recv(int rank, void* local_buffer, size_t size, tag_t tag,
                           comp_t local_comp) {
   return post_recv_x(rank, local_buffer, size, tag, local_comp)();
 }
 
-// Writes `size` bytes to rmr.base + remote_disp at `rank`; with a
-// remote_comp, that completion object is signalled there too.
 class post_put_x {
  public:
   post_put_x(int rank, void* local_buffer, size_t size, comp_t local_comp, uintptr_t remote_disp,
@@ -2088,12 +2155,28 @@ class post_put_x {
  private:
   detail::comm_args a_;
 };
+// Writes `size` bytes to rmr.base + remote_disp at `rank`; with
+// .remote_comp(h), the target's completion object h is signalled too
+// (source rank and tag, no buffer). A range beyond the registration
+// completes with an error. Thread-safe; throws std::runtime_error for an
+// invalid argument (an empty rmr, ...) and peer_failure_error for a failed
+// rank. Concepts: Message flow, Buffer ownership.
+// @param rank the target, in [0, get_rank_n()).
+// @param local_buffer the data (.mr(m): its registration); the caller
+// keeps it, unchanged until the put completed.
+// @param size the bytes to write.
+// @param local_comp signalled when the put completes; COMP_NULL: complete
+// in the call; COMP_NULL_RETRY: complete in the call, or retry.
+// @param remote_disp the offset in bytes from rmr.base.
+// @param rmr the target's registration (its get_rmr, copied here).
+// @return posted: local_comp will be signalled once; done with COMP_NULL
+// (or allow_posted(false)); retry: nothing happened, progress and call
+// again; posted_backlog with allow_retry(false).
 inline status_t post_put(int rank, void* local_buffer, size_t size, comp_t local_comp,
                          uintptr_t remote_disp, rmr_t rmr) {
   return post_put_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
 }
 
-// Reads `size` bytes from rmr.base + remote_disp at `rank`.
 class post_get_x {
  public:
   post_get_x(int rank, void* local_buffer, size_t size, comp_t local_comp, uintptr_t remote_disp,
@@ -2111,8 +2194,23 @@ class post_get_x {
  private:
   detail::comm_args a_;
 };
+// Reads `size` bytes from rmr.base + remote_disp at `rank` into
+// local_buffer; .remote_comp(h) as for post_put. Thread-safe; throws as
+// post_put. Concepts: Message flow, Buffer ownership.
+// @param rank the target, in [0, get_rank_n()).
+// @param local_buffer where the data goes (.mr(m): its registration); the
+// caller keeps it, valid until the get completed.
+// @param size the bytes to read.
+// @param local_comp signalled when the get completes; COMP_NULL: complete
+// in the call; COMP_NULL_RETRY: complete in the call, or retry.
+// @param remote_disp the offset in bytes from rmr.base.
+// @param rmr the target's registration (its get_rmr, copied here).
+// @return posted: local_comp will be signalled once; done with COMP_NULL
+// (or allow_posted(false)); retry: nothing happened, progress and call
+// again; posted_backlog with allow_retry(false).
 inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local_comp,
                          uintptr_t remote_disp, rmr_t rmr) {
+
   return post_get_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
 }
 #undef LCI_CXX_COMM_SETTERS
@@ -2158,9 +2256,6 @@ LCI_CXX_API size_t net_poll_cq(size_t max_polls, net_status_t* statuses, device_
                                runtime_t runtime);
 }  // namespace detail
 
-// Progresses the device once, then takes up to max_polls of its network
-// layer's completions, oldest first, into `statuses` (nullptr: they are
-// discarded). Returns how many it took.
 class net_poll_cq_x {
  public:
   net_poll_cq_x(size_t max_polls, net_status_t* statuses)
@@ -2178,6 +2273,15 @@ class net_poll_cq_x {
   device_t m_device;
   runtime_t m_runtime;
 };
+// Progresses the device (.device(); default: the runtime's default device)
+// once, then takes up to max_polls of its network layer's completions,
+// oldest first: those of the operations posted on it and the messages,
+// REMOTE_WRITEs and replies sent to it. Thread-safe (a thread that finds
+// another taking them takes none).
+// @param max_polls the most completions to take.
+// @param statuses out: room for max_polls statuses; nullptr: the
+// completions are discarded.
+// @return how many it took.
 inline size_t net_poll_cq(size_t max_polls, net_status_t* statuses) {
   return net_poll_cq_x(max_polls, statuses)();
 }
@@ -2199,7 +2303,6 @@ inline size_t net_poll_cq(size_t max_polls, net_status_t* statuses) {
   LCI_CXX_ARG_SETTER(cls, uint64_t, offset)       \
   LCI_CXX_ARG_SETTER(cls, rmr_t, rmr)
 
-// A receive buffer for the device's next message (RECV completion).
 class net_post_recv_x {
  public:
   net_post_recv_x(void* buffer, size_t size, mr_t mr)
@@ -2211,11 +2314,20 @@ class net_post_recv_x {
  private:
   detail::net_args a_;
 };
+// Posts a receive buffer for the device's next network-layer message
+// (from the device of the same uid at the sender), oldest buffer first; a
+// message that arrived before waits for it. Thread-safe.
+// @param buffer where the message goes; the caller keeps it, valid until
+// the RECV completion.
+// @param size its size; a longer message completes it with ERROR (nothing
+// copied).
+// @param mr its registration, or MR_HOST.
+// @return posted: a RECV {source rank, length, imm_data, user_context}
+// comes through net_poll_cq.
 inline error_t net_post_recv(void* buffer, size_t size, mr_t mr) {
   return net_post_recv_x(buffer, size, mr)();
 }
 
-// A send with inject semantics: done in the call, no completion.
 class net_post_sends_x {
  public:
   net_post_sends_x(int rank, void* buffer, size_t size)
@@ -2227,11 +2339,18 @@ class net_post_sends_x {
  private:
   detail::net_args a_;
 };
+// Sends a network-layer message with inject semantics (.imm_data(d): its
+// immediate data). Thread-safe; an invalid argument (a size beyond
+// get_max_bcopy_size(), ...) throws std::runtime_error.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer the data, copied in the call: the caller keeps it.
+// @param size at most get_max_bcopy_size() bytes.
+// @return done: sent, no completion; retry: nothing sent, poll and call
+// again.
 inline error_t net_post_sends(int rank, void* buffer, size_t size) {
   return net_post_sends_x(rank, buffer, size)();
 }
 
-// A send with post semantics: posted, SEND completion.
 class net_post_send_x {
  public:
   net_post_send_x(int rank, void* buffer, size_t size, mr_t mr)
@@ -2244,11 +2363,20 @@ class net_post_send_x {
  private:
   detail::net_args a_;
 };
+// Sends a network-layer message with post semantics (.imm_data(d): its
+// immediate data). Thread-safe; an invalid argument throws
+// std::runtime_error.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer the data (copied: the SEND completion is queued at once);
+// the caller keeps it.
+// @param size at most get_max_bcopy_size() bytes.
+// @param mr the buffer's registration, or MR_HOST.
+// @return posted: a SEND {rank, size, user_context} comes through
+// net_poll_cq; retry: nothing sent, poll and call again.
 inline error_t net_post_send(int rank, void* buffer, size_t size, mr_t mr) {
   return net_post_send_x(rank, buffer, size, mr)();
 }
 
-// A put with inject semantics: done in the call, no completion.
 class net_post_puts_x {
  public:
   net_post_puts_x(int rank, void* buffer, size_t size, uint64_t offset, rmr_t rmr)
@@ -2260,11 +2388,19 @@ class net_post_puts_x {
  private:
   detail::net_args a_;
 };
+// Writes to rmr.base + offset at `rank` with inject semantics. Thread-safe;
+// an invalid argument throws std::runtime_error.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer the data, copied in the call: the caller keeps it.
+// @param size at most get_max_bcopy_size() bytes.
+// @param offset the offset in bytes from rmr.base.
+// @param rmr the target's registration.
+// @return done: no completion (only a failure is reported, as ERROR);
+// retry: nothing happened, poll and call again.
 inline error_t net_post_puts(int rank, void* buffer, size_t size, uint64_t offset, rmr_t rmr) {
   return net_post_puts_x(rank, buffer, size, offset, rmr)();
 }
 
-// A put with post semantics: posted, WRITE completion.
 class net_post_put_x {
  public:
   net_post_put_x(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset, rmr_t rmr)
@@ -2277,13 +2413,22 @@ class net_post_put_x {
  private:
   detail::net_args a_;
 };
+// Writes to rmr.base + offset at `rank` with post semantics, any size.
+// Thread-safe; an invalid argument throws std::runtime_error.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer the data; the caller keeps it, unchanged until the WRITE
+// completion.
+// @param size the bytes to write.
+// @param mr the buffer's registration, or MR_HOST.
+// @param offset the offset in bytes from rmr.base.
+// @param rmr the target's registration.
+// @return posted: a WRITE (or ERROR, for a range beyond the registration)
+// comes through net_poll_cq; retry: nothing happened, poll and call again.
 inline error_t net_post_put(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset,
                             rmr_t rmr) {
   return net_post_put_x(rank, buffer, size, mr, offset, rmr)();
 }
 
-// A put with immediate data and inject semantics: done in the call; the
-// target's net_poll_cq reports REMOTE_WRITE with imm_data.
 class net_post_putImms_x {
  public:
   net_post_putImms_x(int rank, void* buffer, size_t size, uint64_t offset, rmr_t rmr)
@@ -2296,13 +2441,21 @@ class net_post_putImms_x {
  private:
   detail::net_args a_;
 };
+// net_post_puts with immediate data (.imm_data(d)): once the data is at the
+// target, its net_poll_cq reports REMOTE_WRITE {source rank, length,
+// imm_data, user_context nullptr}. Thread-safe.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer the data, copied in the call: the caller keeps it.
+// @param size at most get_max_bcopy_size() bytes.
+// @param offset the offset in bytes from rmr.base.
+// @param rmr the target's registration.
+// @return done: no completion here; retry: nothing happened, poll and call
+// again.
 inline error_t net_post_putImms(int rank, void* buffer, size_t size, uint64_t offset,
                                 rmr_t rmr) {
   return net_post_putImms_x(rank, buffer, size, offset, rmr)();
 }
 
-// A put with immediate data and post semantics: posted, WRITE completion
-// here and REMOTE_WRITE with imm_data at the target.
 class net_post_putImm_x {
  public:
   net_post_putImm_x(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset, rmr_t rmr)
@@ -2316,12 +2469,23 @@ class net_post_putImm_x {
  private:
   detail::net_args a_;
 };
+// net_post_put with immediate data (.imm_data(d)): a WRITE completion here
+// and REMOTE_WRITE {source rank, length, imm_data} at the target.
+// Thread-safe.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer the data; the caller keeps it, unchanged until the WRITE
+// completion.
+// @param size the bytes to write.
+// @param mr the buffer's registration, or MR_HOST.
+// @param offset the offset in bytes from rmr.base.
+// @param rmr the target's registration.
+// @return posted: a WRITE (or ERROR) comes through net_poll_cq; retry:
+// nothing happened, poll and call again.
 inline error_t net_post_putImm(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset,
                                rmr_t rmr) {
   return net_post_putImm_x(rank, buffer, size, mr, offset, rmr)();
 }
 
-// A get with post semantics: posted, READ completion.
 class net_post_get_x {
  public:
   net_post_get_x(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset, rmr_t rmr)
@@ -2334,15 +2498,22 @@ class net_post_get_x {
  private:
   detail::net_args a_;
 };
+// Reads from rmr.base + offset at `rank` with post semantics, any size.
+// Thread-safe; an invalid argument throws std::runtime_error.
+// @param rank the target, in [0, get_rank_n()).
+// @param buffer where the data goes; the caller keeps it, valid until the
+// READ completion.
+// @param size the bytes to read.
+// @param mr the buffer's registration, or MR_HOST.
+// @param offset the offset in bytes from rmr.base.
+// @param rmr the target's registration.
+// @return posted: a READ (or ERROR) comes through net_poll_cq; retry:
+// nothing happened, poll and call again.
 inline error_t net_post_get(int rank, void* buffer, size_t size, mr_t mr, uint64_t offset,
                             rmr_t rmr) {
   return net_post_get_x(rank, buffer, size, mr, offset, rmr)();
 }
 
-// Adds `value` to the 8-byte-aligned uint64 at rmr.base + offset at `rank`
-// and stores its previous value in *result (8-byte aligned): posted,
-// FETCH_ADD completion. An empty rmr, a misaligned address or a scope the
-// network does not give is refused with errorcode_t::fatal.
 class net_post_fetch_add_x {
  public:
   net_post_fetch_add_x(int rank, uint64_t* result, mr_t result_mr, uint64_t value,
@@ -2364,12 +2535,26 @@ class net_post_fetch_add_x {
  private:
   detail::net_args a_;
 };
+// Adds `value` to the 8-byte-aligned uint64 at rmr.base + offset at `rank`
+// and stores its previous value in *result: a request that the target's
+// progress executes with an atomic fetch-add (atomic with the target's own
+// atomic instructions too: net_atomic_scope_t::GLOBAL), and a reply.
+// Thread-safe. An empty rmr, a misaligned or out-of-range word, a result
+// nullptr or misaligned return errorcode_t::fatal with a warning.
+// @param rank the target, in [0, get_rank_n()).
+// @param result out: the previous value (8-byte aligned), written before
+// the FETCH_ADD completion.
+// @param result_mr result's registration, or MR_HOST.
+// @param value what to add.
+// @param offset the offset in bytes from rmr.base (8-byte aligned word).
+// @param rmr the target's registration.
+// @return posted: a FETCH_ADD {rank, length 8, user_context} (or ERROR)
+// comes through net_poll_cq; retry: poll and call again; fatal: refused.
 inline error_t net_post_fetch_add(int rank, uint64_t* result, mr_t result_mr, uint64_t value,
                                   uint64_t offset, rmr_t rmr) {
   return net_post_fetch_add_x(rank, result, result_mr, value, offset, rmr)();
 }
 
-// net_post_fetch_add without the previous value.
 class net_post_add_x {
  public:
   net_post_add_x(int rank, uint64_t value, uint64_t offset, rmr_t rmr)
@@ -2384,6 +2569,14 @@ class net_post_add_x {
  private:
   detail::net_args a_;
 };
+// net_post_fetch_add without the previous value. Thread-safe.
+// @param rank the target, in [0, get_rank_n()).
+// @param value what to add.
+// @param offset the offset in bytes from rmr.base (8-byte aligned word).
+// @param rmr the target's registration.
+// @return posted: a FETCH_ADD completion (or ERROR) comes through
+// net_poll_cq; retry: poll and call again; fatal: refused (as
+// net_post_fetch_add).
 inline error_t net_post_add(int rank, uint64_t value, uint64_t offset, rmr_t rmr) {
   return net_post_add_x(rank, value, offset, rmr)();
 }
@@ -2391,6 +2584,8 @@ inline error_t net_post_add(int rank, uint64_t value, uint64_t offset, rmr_t rmr
 #undef LCI_CXX_NET_TO_RANK
 #undef LCI_CXX_NET_BUFFER
 #undef LCI_CXX_NET_REMOTE
+
+// ---- progress --------------------------------------------------------------------
 
 namespace detail {
 LCI_CXX_API error_t progress(device_t device, endpoint_t endpoint, runtime_t runtime);
@@ -2401,8 +2596,6 @@ LCI_CXX_API error_t test_drained(device_t device, runtime_t runtime);
 LCI_CXX_API void wait_drained(device_t device, runtime_t runtime);
 }  // namespace detail
 
-// Advances the device's communication: done if it did some work, retry if
-// there was none.
 class progress_x {
  public:
   progress_x() {}
@@ -2420,9 +2613,15 @@ class progress_x {
   endpoint_t m_endpoint;
   runtime_t m_runtime;
 };
+// Advances a device's communication (.device(); default: the runtime's
+// default device): its network, arrivals, rendezvous steps, then its
+// backlog and the graphs' retried nodes. Nothing completes without it: some
+// thread must call it (or a call that progresses) while work is
+// outstanding. .endpoint() is accepted and ignored. Thread-safe: any
+// number of threads may progress one device. Concepts: Progress.
+// @return done if it did some work; retry if there was none.
 inline error_t progress() { return progress_x()(); }
 
-// Whether the device has nothing left to send (its backlog is empty).
 class test_drained_x {
  public:
   test_drained_x() {}
@@ -2435,6 +2634,10 @@ class test_drained_x {
   device_t m_device;
   runtime_t m_runtime;
 };
+// Whether a device (.device(); default: the runtime's default device) has
+// nothing left to send: its backlog and the core's are empty. Thread-safe.
+// Concepts: Back-pressure and LCI_ERR_RETRY.
+// @return done if drained; retry if not.
 inline error_t test_drained() { return test_drained_x()(); }
 
 class wait_drained_x {
@@ -2449,7 +2652,10 @@ class wait_drained_x {
   device_t m_device;
   runtime_t m_runtime;
 };
+// Progresses a device (.device(); default: the runtime's default device)
+// until test_drained() is done. Thread-safe. Concepts: Progress.
 inline void wait_drained() { wait_drained_x().call(); }
+
 
 // ---- collectives -----------------------------------------------------------------
 
