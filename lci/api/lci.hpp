@@ -2698,9 +2698,6 @@ LCI_CXX_API void alltoall(const void* sendbuf, void* recvbuf, size_t size, const
     return std::move(*this);                                      \
   }
 
-// Collectives: every rank calls them in the same order. Blocking (they
-// progress the device) unless a completion object is given, which is then
-// signalled once at the end.
 class barrier_x {
  public:
   barrier_x() {}
@@ -2719,6 +2716,15 @@ class barrier_x {
  private:
   detail::coll_args c_;
 };
+// Waits until every rank called barrier (a dissemination barrier on the
+// device, .device(); default: the runtime's default device). Collectives:
+// every rank calls them, on each device in the same order; each runs to
+// its end in the call, progressing the device, and then signals .comp(c),
+// if given, once (a done status, user_context nullptr). .endpoint(),
+// .matching_engine() and .comp_semantic() are accepted and not used. Not
+// thread-safe on one device: one thread at a time runs the collectives of a
+// device. Throws peer_failure_error or std::runtime_error when a message of
+// the collective fails. Concepts: Progress.
 inline void barrier() { barrier_x().call(); }
 
 class broadcast_x {
@@ -2745,6 +2751,13 @@ class broadcast_x {
   int m_ring_nsteps = 0;
   detail::coll_args c_;
 };
+// Broadcasts `size` bytes from `root` to every rank (binomial tree), as
+// barrier runs (collective, blocking, .comp(c) signalled at the end).
+// .algorithm() and .ring_nsteps() are accepted and not used.
+// @param buffer in at root, out elsewhere: the data; the caller's.
+// @param size its size in bytes, the same on every rank.
+// @param root the rank that has the data, in [0, get_rank_n()) (else
+// std::runtime_error).
 inline void broadcast(void* buffer, size_t size, int root) { broadcast_x(buffer, size, root).call(); }
 
 class reduce_x {
@@ -2767,6 +2780,15 @@ class reduce_x {
   int m_root;
   detail::coll_args c_;
 };
+// Reduces every rank's `count` items into root's recvbuf (binomial tree),
+// as barrier runs (collective, blocking).
+// @param sendbuf in: this rank's items.
+// @param recvbuf out at root: the result (may be sendbuf); unused
+// elsewhere.
+// @param count items per rank.
+// @param item_size bytes per item.
+// @param op the operator (reduce_op_t; nullptr throws std::runtime_error).
+// @param root the rank that gets the result, in [0, get_rank_n()).
 inline void reduce(const void* sendbuf, void* recvbuf, size_t count, size_t item_size,
                    reduce_op_t op, int root) {
   reduce_x(sendbuf, recvbuf, count, item_size, op, root).call();
@@ -2795,6 +2817,15 @@ class allreduce_x {
   int m_ring_nsteps = 0;
   detail::coll_args c_;
 };
+// Reduces every rank's `count` items into every rank's recvbuf (a reduce
+// to rank 0, then a broadcast), as barrier runs (collective, blocking,
+// .comp(c) signalled at the end). .algorithm() and .ring_nsteps() are
+// accepted and not used.
+// @param sendbuf in: this rank's items.
+// @param recvbuf out: the result (may be sendbuf).
+// @param count items per rank.
+// @param item_size bytes per item.
+// @param op the operator (reduce_op_t; nullptr throws std::runtime_error).
 inline void allreduce(const void* sendbuf, void* recvbuf, size_t count, size_t item_size,
                       reduce_op_t op) {
   allreduce_x(sendbuf, recvbuf, count, item_size, op).call();
@@ -2827,6 +2858,15 @@ class reduce_scatter_x {
   int m_ring_nsteps = 0;
   detail::coll_args c_;
 };
+// Reduces block j (recvcount items) of every rank's sendbuf into rank j's
+// recvbuf (every pair exchanges its block), as barrier runs (collective,
+// blocking, .comp(c) signalled at the end). .algorithm() and
+// .ring_nsteps() are accepted and not used.
+// @param sendbuf in: get_rank_n() blocks of recvcount items.
+// @param recvbuf out: this rank's reduced block.
+// @param recvcount items per block.
+// @param item_size bytes per item.
+// @param op the operator (reduce_op_t; nullptr throws std::runtime_error).
 inline void reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, size_t item_size,
                            reduce_op_t op) {
   reduce_scatter_x(sendbuf, recvbuf, recvcount, item_size, op).call();
@@ -2846,6 +2886,11 @@ class allgather_x {
   size_t m_size;
   detail::coll_args c_;
 };
+// Gathers every rank's `size` bytes into every rank's recvbuf, rank i's at
+// recvbuf + i * size, as barrier runs (collective, blocking).
+// @param sendbuf in: this rank's bytes.
+// @param recvbuf out: get_rank_n() * size bytes.
+// @param size bytes per rank.
 inline void allgather(const void* sendbuf, void* recvbuf, size_t size) {
   allgather_x(sendbuf, recvbuf, size).call();
 }
@@ -2864,7 +2909,13 @@ class alltoall_x {
   size_t m_size;
   detail::coll_args c_;
 };
+// Sends block j of sendbuf to rank j, which puts it at recvbuf + i * size
+// for the sender i, as barrier runs (collective, blocking).
+// @param sendbuf in: get_rank_n() blocks of `size` bytes.
+// @param recvbuf out: get_rank_n() blocks of `size` bytes.
+// @param size bytes per block.
 inline void alltoall(const void* sendbuf, void* recvbuf, size_t size) {
+
   alltoall_x(sendbuf, recvbuf, size).call();
 }
 #undef LCI_CXX_COLL_SETTERS
@@ -2901,19 +2952,38 @@ status_t graph_run_op(T& op, std::false_type) {
 }
 }  // namespace detail
 
+// A node function (graph_node_run_cb_t) that runs the operation object
+// *value of type T. Thread-safe as the operation is.
+// @tparam T the operation object's type.
+// @param value a T*.
+// @return the operation's status (a void or non-status result counts as
+// done).
 template <typename T>
 status_t graph_execute_op_fn(void* value) {
   T& op = *static_cast<T*>(value);
   return detail::graph_run_op(op, std::is_void<decltype(op())>());
 }
 
+// A node free callback (graph_node_free_cb_t) that deletes the T at value.
+// @tparam T the operation object's type.
+// @param value a T* of new.
 template <typename T>
 void graph_free_op_fn(void* value) {
   delete static_cast<T*>(value);
 }
 
+// Adds a node that posts an operation object (post_send_x(...) and the
+// like) when its predecessors completed: the graph keeps a copy of `op`
+// (freed with the graph) whose user_context is set to the node, so that a
+// posted operation completes the node when the graph (its completion
+// object) is signalled. Not thread-safe, as graph_add_node.
+// @tparam T the operation object's type.
+// @param graph the graph.
+// @param op the operation, copied; its local_comp should be the graph.
+// @return the node.
 template <typename T>
 graph_node_t graph_add_node_op(comp_t graph, const T& op) {
+
   T* copy = new T(op);
   graph_node_t node = graph_add_node_x(graph, graph_execute_op_fn<T>)
                           .value(copy)
