@@ -33,7 +33,10 @@
 #define LCI_CXX_API
 #endif
 
+// The LCI 2 interface (lci.hpp); lci::detail is the library's side, not
+// part of the interface.
 namespace lci {
+
 
 // ---- basic types ----------------------------------------------------------
 
