@@ -7,8 +7,9 @@
 #  - a "// ---- section ----" ruler opens the section's Doxygen group
 #    (cxx_types, cxx_runtime, cxx_resources, ... below), closing the one
 #    before; the last closes at the end of namespace lci;
-#  - a comment line before a declaration documents it, and a trailing
-#    "// ..." after a member documents that member;
+#  - a comment line before a declaration documents it (its first sentence
+#    is the brief description), and a trailing "// ..." after a member or
+#    an enumerator documents that member;
 #  - the members that the LCI_CXX_* macros generate (resource handles,
 #    attribute getters, the setters of the operation objects foo_x) are
 #    written out, documented, in place of each use of a macro (the macro
@@ -19,7 +20,13 @@
 # A setter's argument is described by the table `arg` below where the name
 # is common to many operations, and otherwise refers to foo().
 exec awk '
-function doc(s) { return "/** " s " */ " }
+# A comment block: its first sentence is the brief description (the
+# Doxyfile keeps JAVADOC_AUTOBRIEF off), the rest the details.
+function doc(s,   i) {
+  if (s !~ /^@/ && (i = index(s, ". ")) > 0)
+    s = "@brief " substr(s, 1, i) " @details " substr(s, i + 2)
+  return "/** " s " */ "
+}
 function argdesc(name, op) {
   if (name in arg) return arg[name]
   return "the argument `" name "`, as described at lci::" op "()."
@@ -145,7 +152,18 @@ in_define || /^#[ \t]*define/ {
   was_comment = 0; next
 }
 /^}  \/\/ namespace lci$/ { print (open ? "/** @} */ " : "") $0; open = 0; next }
-/^[ \t]*\/\/( |$)/ { sub(/\/\//, "///"); print; was_comment = 1; next }
+/^[ \t]*\/\/( |$)/ {
+  sub(/\/\//, "///")
+  if (!was_comment) brief = ($0 ~ /^[ \t]*\/\/\/ [^@ ]/)
+  if (brief) {
+    if (!was_comment) sub(/\/\/\/ /, "/// @brief ")
+    if (match($0, /\.( |$)/)) {
+      $0 = substr($0, 1, RSTART) " @details" substr($0, RSTART + 1)
+      brief = 0
+    }
+  }
+  print; was_comment = 1; next
+}
 /^(class|struct) [A-Za-z_0-9]+ / {
   c = $2
   if (c ~ /_t$/) prevclass = c
@@ -154,7 +172,8 @@ in_define || /^#[ \t]*define/ {
     op = cls; sub(/_x$/, "", op)
     print doc("The operation object of lci::" op "(): its positional arguments in the " \
               "constructor, the optional ones by setters, run by call() or operator()(). " \
-              "See lci::" op "().") $0
+              "One thread builds and runs an object; the operation is as thread-safe " \
+              "as lci::" op "(), where it is described.") $0
   } else print
   was_comment = 0; next
 }
@@ -233,7 +252,7 @@ in_define || /^#[ \t]*define/ {
       sets = sets setter(c, a[i], a[i + 1], "") " "
     }
     out = "inline " ret " " op "(" params "); " \
-      doc("The operation object of lci::" op "(): its positional arguments in the constructor, the runtime as an optional argument, run by call() or operator()(). See lci::" op "().") \
+      doc("The operation object of lci::" op "(): its positional arguments in the constructor, the runtime as an optional argument, run by call() or operator()(). One thread builds and runs an object; the operation is as thread-safe as lci::" op "(), where it is described.") \
       "class " c " { public: " ctor_doc(c "(" params ")", c) c "(" params "); " sets \
       setter(c, "runtime_t", "runtime", "") " " runner(ret, c) " };"
   }
@@ -266,5 +285,6 @@ cls != "" && /^[ \t]*[a-z_A-Z0-9:*]+ operator\(\)\(\) const/ {
   was_comment = 0; next
 }
 /;[ \t]+\/\/ / { sub(/;[ \t]+\/\/ /, "; ///< "); print; was_comment = 0; next }
+/^[ \t]+[a-z_]+,[ \t]+\/\/ / { sub(/,[ \t]+\/\/ /, ", ///< "); print; was_comment = 0; next }
 { print; was_comment = 0 }
 ' "$1"
