@@ -641,7 +641,7 @@ class LCI_CXX_API comp_impl_t {
   LCI_CXX_API comp_impl_t();
   // A program's object. @param attr its attributes.
   LCI_CXX_API explicit comp_impl_t(const attr_t& attr);
-  // Unregisters the object from the library's side.
+  // Frees the library's side of the object.
   LCI_CXX_API virtual ~comp_impl_t();
   comp_impl_t(const comp_impl_t&) = delete;
   comp_impl_t& operator=(const comp_impl_t&) = delete;
@@ -966,7 +966,9 @@ class free_runtime_x {
 // Frees a runtime: the devices the program did not free (with their
 // endpoints), its default packet pool, matching engines and net context.
 // The process's last runtime (of either API) ends the core with a barrier
-// of all ranks (skipped once a peer failed), then global_finalize.
+// of all ranks (skipped once a peer failed). Then ends its
+// global_initialize.
+
 // Collective; not thread-safe: no operation may use the runtime or its
 // objects meanwhile or afterwards.
 // @param runtime in/out: the runtime; made empty. An empty handle throws
@@ -1648,9 +1650,9 @@ class alloc_cq_x {
 };
 // Allocates a completion queue: each completion pushes its status, popped
 // with cq_pop. .default_length(n) is its capacity (default: the default
-// attribute cq_default_length; below 1 throws std::runtime_error); a
-// completion that finds it full waits for room. .cq_type is accepted, not
-// used; .zero_copy_am as for alloc_sync. Thread-safe.
+// attribute cq_default_length; below 1 throws std::runtime_error).
+// .cq_type is accepted, not used; .zero_copy_am as for alloc_sync.
+// Thread-safe.
 // Concepts: Completion kinds.
 // @return the queue; free it with free_comp.
 inline comp_t alloc_cq() { return alloc_cq_x()(); }
