@@ -5,6 +5,12 @@ name a heading of the target file (GitHub's anchors: lower case, punctuation
 but '-' and '_' dropped, spaces as '-', repeats numbered -1, -2, ...).
 Links and headings inside code blocks and code spans are ignored.
 
+Nothing may point outside the repository, in prose, code spans or code
+blocks: a link with a scheme (https:, mailto:, ...), a relative link that
+climbs above ROOT, any http://, https:// or ftp:// address, and any path
+through the folder beside the repository (../shared) are reported as
+"leaves the repository".
+
 usage: check_links.py ROOT FILE_OR_GLOB...   (paths relative to ROOT)
 Prints each broken link as "FILE:LINE: link TARGET: why" and exits 1 if
 there is one; otherwise prints how many links were checked."""
@@ -35,6 +41,18 @@ def prose_lines(path, keep_spans=False):
                 continue
             yield n, line if keep_spans else re.sub(
                 r'`[^`]*`', lambda s: ' ' * len(s.group(0)), line)
+
+
+OUTSIDE = re.compile(r'(?:https?|ftp)://[^\s`)>\]]*|(?<![\w.])(?:\.\./)+shared\b[^\s`)>\]]*')
+
+
+def outside_references(path):
+    """Yields (line number, reference) of every address or path of PATH,
+    code included, that leaves the repository."""
+    with open(path, encoding='utf-8') as f:
+        for n, line in enumerate(f, 1):
+            for m in OUTSIDE.finditer(line):
+                yield n, m.group(0)
 
 
 def slug(heading):
@@ -76,20 +94,29 @@ def main():
         files += matches
     broken = 0
     checked = 0
+    root_real = os.path.realpath(root)
     for path in files:
         rel = os.path.relpath(path, root)
+        reports = []  # (line, message), printed in line order
+        for n, ref in outside_references(path):
+            reports.append((n, 'reference %s: leaves the repository' % ref))
         for n, line in prose_lines(path):
             targets = [m.group(1) for m in LINK.finditer(line)]
             targets += [m.group(1) for m in IMAGE.finditer(line)]
             for target in targets:
                 if re.match(r'^[a-z][a-z0-9+.-]*:', target):
-                    continue  # a URL (https:, mailto:, ...)
+                    if not OUTSIDE.match(target):  # reported above otherwise
+                        reports.append((n, 'link %s: leaves the repository' % target))
+                    continue
                 checked += 1
                 file_part, _, anchor = target.partition('#')
                 dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) \
                     if file_part else path
                 why = None
-                if not os.path.exists(dest):
+                real = os.path.realpath(dest)
+                if real != root_real and not real.startswith(root_real + os.sep):
+                    why = 'leaves the repository'
+                elif not os.path.exists(dest):
                     why = 'no such file %s' % os.path.relpath(dest, root)
                 elif anchor:
                     if os.path.isdir(dest) or not dest.endswith('.md'):
@@ -97,10 +124,14 @@ def main():
                     elif anchor not in anchors(dest):
                         why = 'no heading #%s in %s' % (anchor, os.path.relpath(dest, root))
                 if why:
-                    broken += 1
-                    print('%s:%d: link %s: %s' % (rel, n, target, why))
+                    reports.append((n, 'link %s: %s' % (target, why)))
+        for n, message in sorted(reports, key=lambda r: r[0]):
+            broken += 1
+            print('%s:%d: %s' % (rel, n, message))
     if broken:
-        print('check_links: %d broken of %d relative links in %d files' % (broken, checked, len(files)))
+        print('check_links: %d broken of %d relative links in %d files '
+              '(a reference that leaves the repository counts as broken)'
+              % (broken, checked, len(files)))
         return 1
     print('check_links: %d relative links in %d files resolve' % (checked, len(files)))
     return 0
