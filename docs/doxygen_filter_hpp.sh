@@ -27,6 +27,9 @@ function doc(s,   i) {
     s = "@brief " substr(s, 1, i) " @details " substr(s, i + 2)
   return "/** " s " */ "
 }
+# A pointer to a handle: the object a free call frees (the handle is then
+# made empty).
+function freed(op) { return "in/out: the handle of the object, made empty by lci::" op "()." }
 function argdesc(name, op) {
   if (name in arg) return arg[name]
   return "the argument `" name "`, as described at lci::" op "()."
@@ -34,7 +37,7 @@ function argdesc(name, op) {
 # A setter: returns the object, so that setters chain.
 function setter(cls, type, name, desc,   op) {
   op = cls; sub(/_x$/, "", op)
-  if (desc == "") desc = argdesc(name, op)
+  if (desc == "") desc = (type ~ handle_ptr) ? freed(op) : argdesc(name, op)
   return doc("Sets the optional argument `" name "` of lci::" op "(). @param v " desc \
              " @return this object, to set further arguments or to run it.") \
          cls "&& " name "(" type " v);"
@@ -53,7 +56,7 @@ function paramdocs(list, op,   n, i, parts, p, name, out) {
   for (i = 1; i <= n; i++) {
     p = trim(parts[i]); if (p == "") continue
     name = p; sub(/.*[ *&]/, "", name)
-    out = out " @param " name " " argdesc(name, op)
+    out = out " @param " name " " ((p ~ handle_ptr) ? freed(op) : argdesc(name, op))
   }
   return out
 }
@@ -86,6 +89,7 @@ function group_open(title,   g, t) {
   return o "/** @addtogroup " g " */ /** @{ */"
 }
 BEGIN {
+  handle_ptr = "^(runtime|device|endpoint|packet_pool|matching_engine|net_context|comp|mr)_t[*]"
   arg["runtime"] = "the runtime (default: the global runtime, g_runtime_init())."
   arg["device"] = "the device (default: the runtime'"'"'s default device)."
   arg["endpoint"] = "the endpoint (default: the device'"'"'s default endpoint)."

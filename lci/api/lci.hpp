@@ -1256,9 +1256,11 @@ class alloc_device_x {
 // makes it): each adds its own backlog, its collective endpoint and, as
 // alloc_default_endpoint asks, a default endpoint. Of its attributes,
 // net_max_recvs and the packet pool's npackets are applied when changed
-// from the defaults. Collective: every rank allocates its devices in the
-// same order (the uid is the allocation index). Not thread-safe.
-// Concepts: Devices.
+// from the defaults. .packet_pool(p): the pool whose npackets sizes the
+// device (default: the runtime's default pool); .net_context() is accepted,
+// not used. Collective: every rank allocates its devices in the same order
+// (the uid is the allocation index). Not thread-safe. Concepts: Devices.
+
 // @return the device; free it with free_device (or free_runtime does).
 inline device_t alloc_device() { return alloc_device_x()(); }
 
