@@ -25,6 +25,8 @@ exec awk '
 function doc(s,   i) {
   if (s !~ /^@/ && (i = index(s, ". ")) > 0)
     s = "@brief " substr(s, 1, i) " @details " substr(s, i + 2)
+  else if (s !~ /^@/)
+    s = "@brief " s
   return "/** " s " */ "
 }
 # A pointer to a handle: the object a free call frees (the handle is then
@@ -174,8 +176,8 @@ in_define || /^#[ \t]*define/ {
   if (c ~ /_x$/) cls = c; else cls = ""
   if (cls != "" && !was_comment) {
     op = cls; sub(/_x$/, "", op)
-    print doc("The operation object of lci::" op "(): its positional arguments in the " \
-              "constructor, the optional ones by setters, run by call() or operator()(). " \
+    print doc("The operation object of lci::" op "(). Its positional arguments are the " \
+              "constructor'"'"'s, the optional ones are set by setters, and call() or operator()() runs it. " \
               "One thread builds and runs an object; the operation is as thread-safe " \
               "as lci::" op "(), where it is described.") $0
   } else print
@@ -256,7 +258,7 @@ in_define || /^#[ \t]*define/ {
       sets = sets setter(c, a[i], a[i + 1], "") " "
     }
     out = "inline " ret " " op "(" params "); " \
-      doc("The operation object of lci::" op "(): its positional arguments in the constructor, the runtime as an optional argument, run by call() or operator()(). One thread builds and runs an object; the operation is as thread-safe as lci::" op "(), where it is described.") \
+      doc("The operation object of lci::" op "(). Its positional arguments are the constructor'"'"'s, the runtime is its optional argument, and call() or operator()() runs it. One thread builds and runs an object; the operation is as thread-safe as lci::" op "(), where it is described.") \
       "class " c " { public: " ctor_doc(c "(" params ")", c) c "(" params "); " sets \
       setter(c, "runtime_t", "runtime", "") " " runner(ret, c) " };"
   }
