@@ -23,6 +23,7 @@ packages=(
   slurm-wlm munge                 # a one-node Slurm for the srun tests (tests/slurm)
   gnuplot-nox                     # plots of benchmarks/compare (SVG, PNG)
   doxygen                         # the API reference (LCI_WITH_DOC, test docs.api_reference)
+  groff-base                      # renders the man pages (test docs.man_pages)
 )
 
 installed() {
