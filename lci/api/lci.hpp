@@ -37,7 +37,6 @@
 // part of the interface.
 namespace lci {
 
-
 // ---- basic types ----------------------------------------------------------
 
 // The network backend of a net context (net_context_attr_t::backend):
@@ -293,7 +292,6 @@ struct rmr_t {
 };
 // The empty rmr. @ingroup cxx_memory
 const rmr_t RMR_NULL = rmr_t();
-
 
 // ---- resources -------------------------------------------------------------
 
@@ -568,7 +566,6 @@ class endpoint_t {
   LCI_CXX_RESOURCE_COMMON(endpoint)
   // @return true if the handle names no endpoint.
   bool is_empty() const { return p_impl == nullptr; }
-
   LCI_CXX_ATTR_GETTER(int, uid)
   LCI_CXX_ATTR_GETTER(const char*, name)
   LCI_CXX_ATTR_GETTER(void*, user_context)
@@ -720,7 +717,6 @@ using graph_node_free_cb_t = void (*)(void* value);
 // An edge's function: runs when its source node completed, before the
 // destination may run, with the source's status and both nodes' values.
 using graph_edge_run_cb_t = void (*)(status_t status, void* src_value, void* dst_value);
-
 
 #undef LCI_CXX_ATTR_GETTER
 #undef LCI_CXX_RESOURCE_COMMON
@@ -968,7 +964,6 @@ class free_runtime_x {
 // The process's last runtime (of either API) ends the core with a barrier
 // of all ranks (skipped once a peer failed). Then ends its
 // global_initialize.
-
 // Collective; not thread-safe: no operation may use the runtime or its
 // objects meanwhile or afterwards.
 // @param runtime in/out: the runtime; made empty. An empty handle throws
@@ -989,7 +984,6 @@ inline void g_runtime_fina() { g_runtime_fina_x().call(); }
 // The global runtime. Thread-safe (while no thread makes or frees it).
 // @return the runtime of g_runtime_init, or an empty handle if there is none.
 LCI_CXX_API runtime_t get_g_runtime();
-
 
 // Operations whose only optional argument is the runtime, and a few more:
 // the object form keeps the same shape as LCI 2's.
@@ -1260,7 +1254,6 @@ class alloc_device_x {
 // device (default: the runtime's default pool); .net_context() is accepted,
 // not used. Collective: every rank allocates its devices in the same order
 // (the uid is the allocation index). Not thread-safe. Concepts: Devices.
-
 // @return the device; free it with free_device (or free_runtime does).
 inline device_t alloc_device() { return alloc_device_x()(); }
 
@@ -1396,7 +1389,6 @@ class alloc_net_context_x {
 // thread-safe.
 // @return the net context; free it with free_net_context.
 inline net_context_t alloc_net_context() { return alloc_net_context_x()(); }
-
 
 // ---- memory registration -----------------------------------------------------
 
@@ -1924,7 +1916,6 @@ class graph_test_x {
 // another graph_start); retry while not.
 inline status_t graph_test(comp_t comp) { return graph_test_x(comp)(); }
 
-
 // ---- communication -------------------------------------------------------------
 
 // The optional arguments every posting shares (_NO_CALL: the class
@@ -2217,7 +2208,6 @@ class post_get_x {
 // again; posted_backlog with allow_retry(false).
 inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local_comp,
                          uintptr_t remote_disp, rmr_t rmr) {
-
   return post_get_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
 }
 #undef LCI_CXX_COMM_SETTERS
@@ -2663,7 +2653,6 @@ class wait_drained_x {
 // until test_drained() is done. Thread-safe. Concepts: Progress.
 inline void wait_drained() { wait_drained_x().call(); }
 
-
 // ---- collectives -----------------------------------------------------------------
 
 namespace detail {
@@ -2922,7 +2911,6 @@ class alltoall_x {
 // @param recvbuf out: get_rank_n() blocks of `size` bytes.
 // @param size bytes per block.
 inline void alltoall(const void* sendbuf, void* recvbuf, size_t size) {
-
   alltoall_x(sendbuf, recvbuf, size).call();
 }
 #undef LCI_CXX_COLL_SETTERS
@@ -2990,7 +2978,6 @@ void graph_free_op_fn(void* value) {
 // @return the node.
 template <typename T>
 graph_node_t graph_add_node_op(comp_t graph, const T& op) {
-
   T* copy = new T(op);
   graph_node_t node = graph_add_node_x(graph, graph_execute_op_fn<T>)
                           .value(copy)
