@@ -75,6 +75,17 @@
  * @defgroup lci_failures Errors and failures
  * @brief Result codes, peer failure and the state dump.
  *
+ * Every function returning `LCI_error_t` returns `LCI_OK` on success.
+ * `LCI_ERR_RETRY` (only from the calls documented to return it) means the
+ * call had no effect: call `LCI_progress` and make it again. `LCI_ERR_FATAL`
+ * reports a program error, with one line naming the call and the argument:
+ * every build checks what would corrupt memory, crash or hang (NULL handles,
+ * ranks and tags out of range, medium lengths over the limit, completion
+ * objects of the wrong kind); debug builds (`LCI_DEBUG`) check every handle
+ * against a registry of live ones and every argument. A C++ exception raised
+ * inside a call (out of memory, a thread that cannot start) is reported the
+ * same way. Most other fatal conditions end the process with a message.
+ *
  * See @concept{Errors and failures} and
  * @concept{Back-pressure and LCI_ERR_RETRY}.
  */
@@ -462,8 +473,7 @@ LCI_API LCI_error_t LCI_barrier() LCI_NOEXCEPT;
  * @brief Creates a device (collective over all processes of the job).
  *
  * The k-th devices that all processes create form a group and talk to each
- * other; the call synchronizes like a barrier. Running out of network
- * resources ends the process with a message.
+ * other; the call synchronizes like a barrier.
  *
  * @param[out] device_ptr receives the new device; must not be NULL (debug builds). The
  *                        caller owns it and frees it with `LCI_device_free`.
