@@ -1700,8 +1700,8 @@ class alloc_handler_x {
 // thread that completes it (usually inside progress); the handler owns an
 // active message's buffer. Thread-safe. Concepts: Completion kinds,
 // Progress.
-// @param handler the function (nullptr throws std::runtime_error); it
-// must not block on progress of the same device.
+// @param handler the function (nullptr throws std::runtime_error).
+
 // @return the handler object; free it with free_comp.
 inline comp_t alloc_handler(comp_handler_t handler) { return alloc_handler_x(handler)(); }
 
@@ -1800,7 +1800,8 @@ class alloc_graph_x {
 // with the graph's user_context) and then frees itself; without, graph_test
 // reports it. Build it from one thread before graph_start; completions may
 // then come from any thread. Concepts: Completion kinds.
-// @return the graph (a completion object); free it with free_comp.
+// @return the graph (a completion object); free it with free_comp, except a
+// graph given .comp(c) that completed (it freed itself).
 inline comp_t alloc_graph() { return alloc_graph_x()(); }
 
 class graph_add_node_x {
@@ -2129,7 +2130,7 @@ class post_recv_x {
 // arrived).
 // @return done: the message was there already (allow_done), received in
 // the call, local_comp is not signalled; posted: local_comp will be
-// signalled once with the status.
+// signalled once with the status. A receive is never refused (no retry).
 inline status_t post_recv(int rank, void* local_buffer, size_t size, tag_t tag,
                           comp_t local_comp) {
   return post_recv_x(rank, local_buffer, size, tag, local_comp)();
@@ -2168,8 +2169,8 @@ class post_put_x {
 // @param remote_disp the offset in bytes from rmr.base.
 // @param rmr the target's registration (its get_rmr, copied here).
 // @return posted: local_comp will be signalled once; done with COMP_NULL
-// (or allow_posted(false)); retry: nothing happened, progress and call
-// again; posted_backlog with allow_retry(false).
+// (or allow_posted(false); fatal if the put failed); retry: nothing
+// happened, progress and call again; posted_backlog with allow_retry(false).
 inline status_t post_put(int rank, void* local_buffer, size_t size, comp_t local_comp,
                          uintptr_t remote_disp, rmr_t rmr) {
   return post_put_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
@@ -2204,9 +2205,10 @@ class post_get_x {
 // @param remote_disp the offset in bytes from rmr.base.
 // @param rmr the target's registration (its get_rmr, copied here).
 // @return posted: local_comp will be signalled once; done with COMP_NULL
-// (or allow_posted(false)); retry: nothing happened, progress and call
-// again; posted_backlog with allow_retry(false).
-inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local_comp,
+// (or allow_posted(false); fatal if the get failed); retry: nothing
+// happened, progress and call again; posted_backlog with allow_retry(false).
+inline status_t post_get(
+int rank, void* local_buffer, size_t size, comp_t local_comp,
                          uintptr_t remote_disp, rmr_t rmr) {
   return post_get_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
 }
