@@ -1701,7 +1701,6 @@ class alloc_handler_x {
 // active message's buffer. Thread-safe. Concepts: Completion kinds,
 // Progress.
 // @param handler the function (nullptr throws std::runtime_error).
-
 // @return the handler object; free it with free_comp.
 inline comp_t alloc_handler(comp_handler_t handler) { return alloc_handler_x(handler)(); }
 
@@ -2207,8 +2206,7 @@ class post_get_x {
 // @return posted: local_comp will be signalled once; done with COMP_NULL
 // (or allow_posted(false); fatal if the get failed); retry: nothing
 // happened, progress and call again; posted_backlog with allow_retry(false).
-inline status_t post_get(
-int rank, void* local_buffer, size_t size, comp_t local_comp,
+inline status_t post_get(int rank, void* local_buffer, size_t size, comp_t local_comp,
                          uintptr_t remote_disp, rmr_t rmr) {
   return post_get_x(rank, local_buffer, size, local_comp, remote_disp, rmr)();
 }
