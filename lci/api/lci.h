@@ -1578,7 +1578,9 @@ LCI_API LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LC
  * @param[in] remote_completion `LCI_DEFAULT_COMP_REMOTE` (the target endpoint's default
  *                              completion object) or a completion object the target created
  *                              (its `LCI_comp_t` as an integer, passed on by the program) of
- *                              the kind of the target endpoint's message-port type.
+ *                              the kind of the target endpoint's message-port type. The
+ *                              target drops a message naming an unknown object, or one of
+ *                              another kind, with a warning.
  *
  * @retval LCI_OK        sent; nothing to wait for at the origin.
  * @retval LCI_ERR_RETRY back-pressure (the network's send queue is full, no packet is free,
