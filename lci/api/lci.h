@@ -714,8 +714,9 @@ LCI_API LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t devic
 /**
  * @brief Frees an endpoint and sets `*ep_ptr` to NULL.
  *
- * Local: no synchronization with the peers. Operations still in flight on
- * the endpoint should be completed first (`LCI_fence_wait`).
+ * Local: no synchronization with the peers. Operations already in flight
+ * on the endpoint complete normally (it is retired, and released once
+ * nothing uses it).
  *
  * @param[in,out] ep_ptr the endpoint to free; must not be NULL and `*ep_ptr` must be a live
  *                       endpoint (debug builds check both).
@@ -986,8 +987,9 @@ LCI_API LCI_error_t LCI_queue_createx(LCI_device_t device, size_t max_length,
 /**
  * @brief Frees a completion queue and sets `*cq` to NULL.
  *
- * Entries left in the queue are dropped. No operation in flight may still
- * signal it.
+ * Entries left in the queue are dropped, and so are completions of
+ * operations still in flight that reach it later (it is released once
+ * nothing references it).
  *
  * @param[in,out] cq the queue; `cq` must not be NULL and `*cq` must be a queue (every build).
  *
@@ -1132,7 +1134,8 @@ LCI_API LCI_error_t LCI_sync_create(LCI_device_t device, int threshold,
 /**
  * @brief Frees a synchronizer and sets `*completion` to NULL.
  *
- * No operation in flight may still signal it.
+ * Signals of operations still in flight that reach it later are dropped
+ * (it is released once nothing references it).
  *
  * @param[in,out] completion the synchronizer; `completion` must not be NULL and
  *                           `*completion` must be a synchronizer (every build).
