@@ -203,7 +203,7 @@ typedef void* LCT_log_ctx_t;
  */
 enum LCT_log_level_default_t {
   LCT_LOG_ERROR, ///< errors
-  LCT_LOG_WARN,  ///< warnings (the level of a NULL context)
+  LCT_LOG_WARN,  ///< warnings (the default level of `LCT_log_ctx_default`)
   LCT_LOG_DIAG,  ///< diagnostics
   LCT_LOG_INFO,  ///< information
   LCT_LOG_DEBUG, ///< debugging
