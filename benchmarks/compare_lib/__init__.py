@@ -7,8 +7,10 @@
                  kept outputs, the callgrind wrapper)
   stats          the benchmarks' CSV, medians, best-of, spread, ratios
   output         number formats, compare.csv, Markdown rows
-  plot           `plot`, and the SVG/PNG pictures (gnuplot) of all, rate and
-                 shm-table from their JSON documents
+  plot           `plot`, and the SVG/PNG pictures (gnuplot) of all, rate,
+                 latency, bandwidth and shm-table from their JSON documents
+  tables         `tables`: Markdown tables of the same documents, and the
+                 check that a page's tables and SVGs show their numbers
   all_rate       `all` and `rate`
   latency        `latency`
   bandwidth      `bandwidth`

@@ -113,16 +113,17 @@ def _bounds(value, rng):
 
 
 def _has_spread(spread):
-    return any(r for rs in (spread or {}).values() for r in (rs.values() if isinstance(rs, dict)
-                                                            else rs))
+    """Whether any point has repetitions that differ."""
+    return any(r and r[0] != r[1] for rs in (spread or {}).values() for r in rs)
 
 
 def line_data(base, xs, section):
-    """What a line plot draws: {"plot", "x", "series", "spread"}."""
+    """What a line plot draws: {"plot", "x", "series", "spread"}; a series
+    without any value (an implementation left out) is not drawn."""
     spread = section.get("spread") or {}
-    return {"plot": base, "x": list(xs), "series": {n: list(v) for n, v in
-                                                    section["series"].items()},
-            "spread": {n: list(spread.get(n) or [None] * len(xs)) for n in section["series"]}}
+    names = [n for n, v in section["series"].items() if any(x is not None for x in v)]
+    return {"plot": base, "x": list(xs), "series": {n: list(section["series"][n]) for n in names},
+            "spread": {n: list(spread.get(n) or [None] * len(xs)) for n in names}}
 
 
 def _lines_script(out, data, title, xlabel, ylabel, logy, extra=""):
@@ -150,7 +151,7 @@ def _lines_script(out, data, title, xlabel, ylabel, logy, extra=""):
 
 def _spread_note(data):
     return ("error bars: smallest and largest repetition" if _has_spread(data["spread"])
-            else "medians only (no spread recorded)")
+            else "no spread (one repetition, or medians only)")
 
 
 def latency_vs_size(doc, out):
