@@ -31,12 +31,12 @@ LCI_error_t check_recv(const char* call, LCI_endpoint_t ep, int rank, LCI_tag_t 
 LCI_error_t check_device(const char* call, LCI_device_t device);
 LCI_error_t check_rank(const char* call, int rank, bool allow_any);
 LCI_error_t check_tag(const char* call, LCI_tag_t tag);
-// `comp` must suit the endpoint's port: the kind of that port's type, or
-// anything when the port's type is LCI_COMPLETION_NONE. nullptr is allowed
-// unless `required`.
+// `comp`, unless the port's type is LCI_COMPLETION_NONE (then anything
+// goes), is a live completion object of any kind (it is signalled as its
+// own kind). nullptr is allowed unless `required`.
 LCI_error_t check_port_comp(const char* call, const char* arg, LCI_endpoint_t ep,
                             LCI_port_t port, LCI_comp_t comp, bool required);
-// A plist's default completion object against its message-port type.
+// A plist's default completion object is live (any kind, as above).
 LCI_error_t check_plist_default_comp(const char* call, int msg_type, LCI_comp_t comp);
 LCI_error_t check_medium_length(const char* call, const char* arg, LCI_mbuffer_t buffer);
 // A local long buffer: its segment (if not LCI_SEGMENT_ALL) is live, local,

@@ -30,7 +30,6 @@ LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
                       LCI_comp_t completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_sendl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_sendl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_sendl", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendl", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return to_error(start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, false, 0));
@@ -43,7 +42,6 @@ LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank, LCI_tag
                       LCI_comp_t completion, void* user_context) noexcept try {
   LCI_ALWAYS_RECV("LCI_recvl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_recv("LCI_recvl", ep, rank, tag));
   LCI_CHECK(buffer.address ? debug::check_local_lbuffer("LCI_recvl", "buffer", buffer, ep) : LCI_OK);
   LCI_CHECK(debug::check_port_comp("LCI_recvl", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    buffer.address == nullptr));
@@ -59,7 +57,6 @@ LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
                       LCI_comp_t completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_sendv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_sendv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_sendv", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_sendv", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return to_error(start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, false, 0));
@@ -72,7 +69,6 @@ LCI_error_t LCI_recvv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LCI_tag_t 
                       LCI_comp_t completion, void* user_context) noexcept try {
   LCI_ALWAYS_RECV("LCI_recvv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_recv("LCI_recvv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_recvv", "iovec", iovec, true, true, false, ep));
   LCI_CHECK(debug::check_port_comp("LCI_recvv", "completion", ep, LCI_PORT_MESSAGE, completion,
                                    iovec.lbuffers == nullptr));
@@ -91,7 +87,6 @@ LCI_error_t LCI_puts(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag
                      uintptr_t remote_completion) noexcept try {
   LCI_ALWAYS_SEND("LCI_puts", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_puts", ep, rank, tag));
   return to_error(put_eager(to_endpoint(ep), &src, LCI_SHORT_SIZE, rank, tag, remote_completion, true,
                    nullptr, nullptr));
 } catch (...) {
@@ -104,7 +99,6 @@ LCI_error_t LCI_putma(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
   LCI_ALWAYS_SEND("LCI_putma", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_putma", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putma", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putma", "buffer", buffer));
   return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
                    false, nullptr, nullptr));
@@ -118,7 +112,6 @@ LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   LCI_ALWAYS_SEND("LCI_putmna", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_putmna", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putmna", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmna", "buffer", buffer));
   return to_error(put_eager(to_endpoint(ep), buffer.address, buffer.length, rank, tag, remote_completion,
                    false, nullptr, nullptr));
@@ -133,7 +126,6 @@ LCI_error_t LCI_putmac(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   LCI_ALWAYS_SEND("LCI_putmac", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_putmac", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putmac", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmac", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_putmac", "local_completion", ep, LCI_PORT_COMMAND,
                                    local_completion, false));
@@ -150,7 +142,6 @@ LCI_error_t LCI_putm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_
   LCI_ALWAYS_SEND("LCI_putm", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_putm", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putm", "buffer", buffer));
   LCI_CHECK(remote_buffer.length >= buffer.length && (remote_buffer.address || !buffer.length)
                 ? LCI_OK
@@ -168,7 +159,6 @@ LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
   LCI_ALWAYS_SEND("LCI_putmn", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_putmn", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_putmn", "buffer", buffer));
   LCI_CHECK(remote_buffer.length >= buffer.length && (remote_buffer.address || !buffer.length)
                 ? LCI_OK
@@ -187,7 +177,6 @@ LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_t comple
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_putla", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putla", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putla", "buffer", buffer, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putla", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return to_error(start_send_long(to_endpoint(ep), buffer, rank, tag, completion, user_context, true,
@@ -201,7 +190,6 @@ LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t completio
                       LCI_tag_t tag, uintptr_t remote_completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_putva", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putva", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putva", "iovec", iovec, true, false, true, ep));
   LCI_CHECK(debug::check_port_comp("LCI_putva", "completion", ep, LCI_PORT_COMMAND, completion, false));
   return to_error(start_send_iovec(to_endpoint(ep), iovec, rank, tag, completion, user_context, true,
@@ -216,7 +204,6 @@ LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer, LCI_comp_t l
                      uintptr_t remote_completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_putl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putl", ep, rank, tag));
   LCI_CHECK(debug::check_local_lbuffer("LCI_putl", "local_buffer", local_buffer, ep));
   LCI_CHECK(debug::check_remote_lbuffer("LCI_putl", "remote_buffer", remote_buffer, ep));
   LCI_CHECK(remote_buffer.length >= local_buffer.length
@@ -238,7 +225,6 @@ LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, size_t leng
                      void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_getl", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_getl", ep, rank, tag));
   LCI_CHECK(local_buffer && local_buffer->address
                 ? LCI_OK
                 : debug::fail("LCI_getl", "argument local_buffer is NULL or has no address"));
@@ -265,7 +251,6 @@ LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
                      uintptr_t remote_completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_putv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_putv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_putv", "local_iovec", local_iovec, true, false, true, ep));
   LCI_CHECK(debug::check_iovec("LCI_putv", "remote_iovec", remote_iovec, false, false, false, ep));
   LCI_CHECK(local_iovec.count == remote_iovec.count
@@ -286,7 +271,6 @@ LCI_error_t LCI_getv(LCI_endpoint_t ep, LCI_iovec_t local_iovec, LCI_comp_t loca
                      uintptr_t remote_completion, void* user_context) noexcept try {
   LCI_ALWAYS_SEND("LCI_getv", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_getv", ep, rank, tag));
   LCI_CHECK(debug::check_iovec("LCI_getv", "local_iovec", local_iovec, true, false, false, ep));
   LCI_CHECK(debug::check_iovec("LCI_getv", "remote_iovec", remote_iovec, false, false, true, ep));
   LCI_CHECK(local_iovec.count == remote_iovec.count

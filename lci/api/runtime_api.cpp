@@ -290,8 +290,8 @@ LCI_error_t LCI_endpoint_init(LCI_endpoint_t* ep_ptr, LCI_device_t device,
   LCI_CHECK(ep_ptr ? LCI_OK : debug::fail("LCI_endpoint_init", "argument ep_ptr is NULL"));
   LCI_CHECK(debug::check_device("LCI_endpoint_init", device));
   LCI_CHECK(debug::check_handle("LCI_endpoint_init", "plist", plist, debug::handle_kind::plist));
-  // An explicitly set default completion object must be of the kind the
-  // message port signals (plist::default_comp_set).
+  // An explicitly set default completion object must be live
+  // (plist::default_comp_set).
   LCI_CHECK(to_plist(plist)->default_comp && to_plist(plist)->default_comp_set
                 ? debug::check_plist_default_comp("LCI_endpoint_init", to_plist(plist)->msg_comp_type,
                                                   to_plist(plist)->default_comp)

@@ -6,23 +6,50 @@
 
 using namespace lci;
 
+namespace {
 
-LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept try {
+// The hot sends and recvm end in a tail call (send_eager_entry,
+// recvm_entry, eager.hpp), with no call before it that would make them
+// save their arguments: once a peer has failed, they go through these
+// instead, which refuse a failed rank first (peer_refused).
+[[gnu::cold, gnu::noinline]] LCI_error_t send_after_failure(endpoint* e, uint32_t imm,
+                                                            void* address, size_t length,
+                                                            int rank, const char* call) noexcept {
+  if (peer_failed(rank)) return LCI_ERR_FATAL;
+  return send_eager_entry(e, imm, address, length, rank, call);
+}
+
+[[gnu::cold, gnu::noinline]] LCI_error_t recvm_after_failure(endpoint* e, uint64_t key, int rank,
+                                                             void* buffer, size_t capacity,
+                                                             LCI_comp_t completion,
+                                                             void* user_context) noexcept {
+  if (peer_failed(rank)) return LCI_ERR_FATAL;
+  return recvm_entry(e, key, buffer, capacity, completion, user_context);
+}
+
+// send_eager_entry, or send_after_failure once a peer has failed.
+[[gnu::always_inline]] inline LCI_error_t send_checked(LCI_endpoint_t ep, msg_kind kind,
+                                                       void* address, size_t length, int rank,
+                                                       LCI_tag_t tag, const char* call) noexcept {
+  endpoint* e = to_endpoint(ep);
+  const uint32_t imm = make_imm(kind, e->index, tag);
+  if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0))
+    return send_after_failure(e, imm, address, length, rank, call);
+  return send_eager_entry(e, imm, address, length, rank, call);
+}
+
+}  // namespace
+
+
+LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sends", ep, rank, tag);
-  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_sends", ep, rank, tag));
-  return to_error(send_eager(to_endpoint(ep), msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag,
-                    nullptr, nullptr));
-} catch (...) {
-  lci::log_exception(__func__);
-  return LCI_ERR_FATAL;
+  return send_checked(ep, msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag, "LCI_sends");
 }
 
 LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                       void* user_context) noexcept try {
   LCI_ALWAYS_RECV("LCI_recvs", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_recv("LCI_recvs", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvs", "completion", ep, LCI_PORT_MESSAGE, completion, false));
   endpoint* e = to_endpoint(ep);
   post_recv_plain(e, recv_key(e, rank, tag), nullptr, 0, completion, user_context);
@@ -33,31 +60,19 @@ LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t com
 }
 
 LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                      LCI_tag_t tag) noexcept try {
+                      LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sendm", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_sendm", ep, "buffer", buffer);
-  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_sendm", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendm", "buffer", buffer));
-  return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
-                    nullptr, nullptr));
-} catch (...) {
-  lci::log_exception(__func__);
-  return LCI_ERR_FATAL;
+  return send_checked(ep, msg_kind::medium, buffer.address, buffer.length, rank, tag, "LCI_sendm");
 }
 
 LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
-                       LCI_tag_t tag) noexcept try {
+                       LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sendmn", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_sendmn", ep, "buffer", buffer);
-  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_sendmn", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmn", "buffer", buffer));
-  return to_error(send_eager(to_endpoint(ep), msg_kind::medium, buffer.address, buffer.length, rank, tag,
-                    nullptr, nullptr));
-} catch (...) {
-  lci::log_exception(__func__);
-  return LCI_ERR_FATAL;
+  return send_checked(ep, msg_kind::medium, buffer.address, buffer.length, rank, tag, "LCI_sendmn");
 }
 
 LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
@@ -65,7 +80,6 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   LCI_ALWAYS_SEND("LCI_sendmc", ep, rank, tag);
   LCI_ALWAYS_MEDIUM_EP("LCI_sendmc", ep, "buffer", buffer);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_send("LCI_sendmc", ep, rank, tag));
   LCI_CHECK(debug::check_medium_length("LCI_sendmc", "buffer", buffer));
   LCI_CHECK(debug::check_port_comp("LCI_sendmc", "completion", ep, LCI_PORT_COMMAND, completion, false));
   endpoint* e = to_endpoint(ep);
@@ -78,10 +92,8 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
 }
 
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
-                      LCI_comp_t completion, void* user_context) noexcept try {
+                      LCI_comp_t completion, void* user_context) noexcept {
   LCI_ALWAYS_RECV("LCI_recvm", ep, rank, tag);
-  if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_recv("LCI_recvm", ep, rank, tag));
   // The buffer may be larger than any medium message; it must exist.
   LCI_CHECK(buffer.address || !buffer.length
                 ? LCI_OK
@@ -89,19 +101,17 @@ LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag
                               buffer.length));
   LCI_CHECK(debug::check_port_comp("LCI_recvm", "completion", ep, LCI_PORT_MESSAGE, completion, false));
   endpoint* e = to_endpoint(ep);
-  post_recv_plain(e, recv_key(e, rank, tag), buffer.address, buffer.length, completion,
-                  user_context);
-  return LCI_OK;
-} catch (...) {
-  lci::log_exception(__func__);
-  return LCI_ERR_FATAL;
+  if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0))
+    return recvm_after_failure(e, recv_key(e, rank, tag), rank, buffer.address, buffer.length,
+                               completion, user_context);
+  return recvm_entry(e, recv_key(e, rank, tag), buffer.address, buffer.length, completion,
+                     user_context);
 }
 
 LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t completion,
                        void* user_context) noexcept try {
   LCI_ALWAYS_RECV("LCI_recvmn", ep, rank, tag);
   if (lci::peer_refused(rank)) return LCI_ERR_FATAL;
-  LCI_CHECK(debug::check_recv("LCI_recvmn", ep, rank, tag));
   LCI_CHECK(debug::check_port_comp("LCI_recvmn", "completion", ep, LCI_PORT_MESSAGE, completion, true));
   endpoint* e = to_endpoint(ep);
   post_recv_packet(e, recv_key(e, rank, tag), completion, user_context);

@@ -378,4 +378,17 @@ void post_recv_plain(endpoint* ep, uint64_t key, void* buffer, size_t capacity, 
                      void* user_context);
 void post_recv_packet(endpoint* ep, uint64_t key, LCI_comp_t comp, void* user_context);
 
+// The last step of LCI_sends/sendm/sendmn and of LCI_recvm, once their
+// checks passed: each entry point ends in a tail call to one of these, which
+// hold the catch-all handler (a handler in the entry point itself would
+// rule out the tail call and make it save its arguments across the call).
+// send_eager_entry: send_eager_plain, counted as issued; an exception is
+// reported under `call`. The endpoint's tag fits 16 bits (the entry points
+// refuse wider ones; C endpoints have no wide tags).
+LCI_error_t send_eager_entry(endpoint* ep, uint32_t imm, void* address, size_t length, int rank,
+                             const char* call) noexcept;
+// post_recv_plain, LCI_OK; an exception is reported under LCI_recvm.
+LCI_error_t recvm_entry(endpoint* ep, uint64_t key, void* buffer, size_t capacity, LCI_comp_t comp,
+                        void* user_context) noexcept;
+
 }  // namespace lci

@@ -23,6 +23,14 @@
 //   sync_threshold     LCI_sync_create with threshold -1
 //   queue_free_twice   LCI_queue_free of a queue freed already
 //
+// And what both builds accept alike (the program prints "misuse CASE:
+// accepted" after checking the result):
+//   sync_on_queue_port LCI_recvm on LCI_UR_ENDPOINT (whose message port
+//                      signals a queue) with a synchronizer: the message
+//                      from this rank arrives and the synchronizer reports
+//                      it; so does a synchronizer as the default completion
+//                      of a queue port (the target of LCI_putm)
+//
 // And a crash reported as one: --case segfault (under lcrun, 2 ranks):
 // rank 1 writes through a NULL pointer after LCI_initialize; lcrun must say
 // it was killed by SIGSEGV (not "exited with status 1", which PSM's handler
@@ -35,6 +43,66 @@
 #include "lci.h"
 
 namespace {
+
+// Progresses until `sync` has triggered (bounded: 10^7 passes).
+bool wait_sync(LCI_comp_t sync, LCI_request_t* r) {
+  for (long i = 0; i < 10000000; ++i) {
+    if (LCI_sync_test(sync, r) == LCI_OK) return true;
+    LCI_progress(LCI_UR_DEVICE);
+  }
+  return false;
+}
+
+// sync_on_queue_port: 0 if the synchronizers got both messages.
+int sync_on_queue_port(const char* which) {
+  LCI_comp_t sync;
+  if (LCI_sync_create(LCI_UR_DEVICE, 1, &sync) != LCI_OK) return 1;
+  char in[8] = {};
+  char out[8] = "medium";
+  LCI_request_t r{};
+  const LCI_error_t posted = LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{in, sizeof(in)}, 0, 7,
+                                       sync, reinterpret_cast<void*>(0x5));
+  if (posted != LCI_OK) {
+    std::printf("misuse %s: LCI_recvm returned %d\n", which, static_cast<int>(posted));
+    return 1;
+  }
+  while (LCI_sendm(LCI_UR_ENDPOINT, LCI_mbuffer_t{out, sizeof(out)}, 0, 7) == LCI_ERR_RETRY)
+    LCI_progress(LCI_UR_DEVICE);
+  if (!wait_sync(sync, &r) || std::memcmp(in, out, sizeof(out)) != 0 || r.tag != 7 ||
+      r.rank != 0 || r.user_context != reinterpret_cast<void*>(0x5)) {
+    std::printf("misuse %s: the receive did not complete as sent\n", which);
+    return 1;
+  }
+  // A synchronizer as the default completion of a queue-typed message port.
+  LCI_comp_t target;
+  LCI_sync_create(LCI_UR_DEVICE, 1, &target);
+  LCI_plist_t plist;
+  LCI_plist_create(&plist);
+  LCI_plist_set_default_comp(plist, target);
+  LCI_endpoint_t ep = nullptr;
+  const LCI_error_t made = LCI_endpoint_init(&ep, LCI_UR_DEVICE, plist);
+  LCI_plist_free(&plist);
+  if (made != LCI_OK) {
+    std::printf("misuse %s: LCI_endpoint_init returned %d\n", which, static_cast<int>(made));
+    return 1;
+  }
+  while (LCI_putma(ep, LCI_mbuffer_t{out, sizeof(out)}, 0, 9, LCI_DEFAULT_COMP_REMOTE) ==
+         LCI_ERR_RETRY)
+    LCI_progress(LCI_UR_DEVICE);
+  const bool put_arrived = wait_sync(target, &r) && r.tag == 9 && r.type == LCI_MEDIUM &&
+                           r.data.mbuffer.length == sizeof(out) &&
+                           std::memcmp(r.data.mbuffer.address, out, sizeof(out)) == 0;
+  if (put_arrived) LCI_mbuffer_free(r.data.mbuffer);
+  LCI_endpoint_free(&ep);
+  LCI_sync_free(&target);
+  LCI_sync_free(&sync);
+  if (!put_arrived) {
+    std::printf("misuse %s: the put did not reach the default synchronizer\n", which);
+    return 1;
+  }
+  std::printf("misuse %s: accepted\n", which);
+  return 0;
+}
 
 int refused(const char* which, LCI_error_t rc) {
   if (rc != LCI_ERR_FATAL) {
@@ -123,6 +191,7 @@ int main(int argc, char** argv) {
     if (LCI_queue_free(&cq) != LCI_OK) status = 1;
     else status = refused(w, LCI_queue_free(&cq));
   }
+  if (c == "sync_on_queue_port") status = sync_on_queue_port(w);
   if (c == "finalize_twice" || c == "sendm_after") {
     if (LCI_finalize() != LCI_OK) return 4;
     return refused(w, c == "finalize_twice" ? LCI_finalize()
