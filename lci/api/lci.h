@@ -81,7 +81,7 @@
  * reports a program error, with one line naming the call and the argument:
  * every build checks what would corrupt memory, crash or hang (NULL handles,
  * ranks and tags out of range, medium lengths over the limit, completion
- * objects of the wrong kind); debug builds (`LCI_DEBUG`) check every handle
+ * objects of the wrong kind for the call); debug builds (`LCI_DEBUG`) check every handle
  * against a registry of live ones and every argument. A C++ exception raised
  * inside a call (out of memory, a thread that cannot start) is reported the
  * same way. Most other fatal conditions end the process with a message.
@@ -643,9 +643,12 @@ LCI_API LCI_error_t LCI_plist_set_match(LCI_plist_t plist, LCI_match_t match_typ
  *
  * The command port signals the operations this process issues; the
  * message port signals receives and one-sided operations that target it.
- * Completion objects passed to calls on the endpoint must be of the kind
- * their port's type names (`LCI_COMPLETION_NONE`: any, or NULL; the
- * operations then complete with fences).
+ * The type says how the port signals what the program did not name a
+ * completion object for (the default object of one-sided arrivals, a
+ * peer's `remote_completion`, which must be of this kind); an object the
+ * program passes to a call is signalled as its own kind. With
+ * `LCI_COMPLETION_NONE` the port signals nothing (objects passed are
+ * ignored; the operations complete with fences).
  *
  * @param[in,out] plist     a live property list (debug builds check it).
  * @param[in]     port      `LCI_PORT_COMMAND` or `LCI_PORT_MESSAGE`.
@@ -667,10 +670,10 @@ LCI_API LCI_error_t LCI_plist_set_comp_type(LCI_plist_t plist, LCI_port_t port,
  *        `LCI_DEFAULT_COMP_REMOTE` go to.
  *
  * @param[in,out] plist a live property list (debug builds check it).
- * @param[in]     comp  a completion object of the kind of the list's message-port type, or
+ * @param[in]     comp  a live completion object of any kind (signalled as its own kind), or
  *                      NULL (for a message port of type `LCI_COMPLETION_NONE`). It stays
  *                      the caller's and must outlive the endpoints made from the list;
- *                      `LCI_endpoint_init` checks its kind (debug builds).
+ *                      `LCI_endpoint_init` checks that it is live (debug builds).
  *
  * @retval LCI_OK        the object is set.
  * @retval LCI_ERR_FATAL `plist` is not a live list, or `comp` is neither NULL nor a live
@@ -1280,14 +1283,14 @@ LCI_API LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_
  * @param[in] rank         sender, `0 ... LCI_NUM_PROCESSES-1`; on an `LCI_MATCH_TAG`
  *                         endpoint any value (`LCI_RANK_ANY`).
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   signalled when the data arrived: an object of the kind of the
- *                         endpoint's message-port type, or NULL (nothing is signalled).
+ * @param[in] completion   signalled when the data arrived: a live completion object of
+ *                         any kind, or NULL (nothing is signalled).
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the receive is posted (or already matched a waiting message).
  * @retval LCI_ERR_FATAL `ep` is NULL, `rank` is out of range or `tag` is over `LCI_MAX_TAG`
  *                       (every build), or `rank` is known to have failed; `ep` is not live or
- *                       `completion` is of the wrong kind (debug builds).
+ *                       `completion` is not a live completion object (debug builds).
  *
  * @par Thread safety
  * Safe to call from any thread, on the same endpoint too.
@@ -1357,12 +1360,12 @@ LCI_API LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank
  * @param[in] buffer       the message; `length` at most `LCI_MEDIUM_SIZE` (every build).
  * @param[in] rank         destination, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's command-port type, or NULL.
+ * @param[in] completion   a live completion object of any kind, or NULL.
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the send started and will complete through `completion`.
  * @retval LCI_ERR_RETRY back-pressure: nothing was sent; call `LCI_progress` and retry.
- * @retval LCI_ERR_FATAL as for `LCI_sendm`; `completion` is of the wrong kind (debug builds).
+ * @retval LCI_ERR_FATAL as for `LCI_sendm`; `completion` is not a live completion object (debug builds).
  *
  * @par Thread safety
  * Safe to call from any thread, on the same endpoint too.
@@ -1384,14 +1387,14 @@ LCI_API LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank
  * @param[in] rank         sender, `0 ... LCI_NUM_PROCESSES-1`; on an `LCI_MATCH_TAG`
  *                         endpoint any value (`LCI_RANK_ANY`).
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's message-port type, or NULL
+ * @param[in] completion   a live completion object of any kind, or NULL
  *                         (nothing is signalled).
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the receive is posted (or already matched a waiting message).
  * @retval LCI_ERR_FATAL `ep` is NULL, `rank` is out of range or `tag` is over `LCI_MAX_TAG`
  *                       (every build), or `rank` is known to have failed; `ep` is not live,
- *                       `buffer.address` is NULL or `completion` is of the wrong kind (debug
+ *                       `buffer.address` is NULL or `completion` is not a live completion object (debug
  *                       builds).
  *
  * @par Thread safety
@@ -1413,14 +1416,14 @@ LCI_API LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
  * @param[in] rank         sender, `0 ... LCI_NUM_PROCESSES-1`; on an `LCI_MATCH_TAG`
  *                         endpoint any value (`LCI_RANK_ANY`).
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's message-port type; not NULL
+ * @param[in] completion   a live completion object of any kind; not NULL
  *                         unless that type is `LCI_COMPLETION_NONE` (debug builds).
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the receive is posted (or already matched a waiting message).
  * @retval LCI_ERR_FATAL `ep` is NULL, `rank` is out of range or `tag` is over `LCI_MAX_TAG`
  *                       (every build), or `rank` is known to have failed; `ep` is not live or
- *                       `completion` is NULL or of the wrong kind (debug builds).
+ *                       `completion` is NULL or not a live completion object (debug builds).
  *
  * @par Thread safety
  * Safe to call from any thread, on the same endpoint too.
@@ -1443,7 +1446,7 @@ LCI_API LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag,
  *                         covers it, or `LCI_SEGMENT_ALL` (LCI registers it for the transfer).
  * @param[in] rank         destination, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's command-port type, or NULL.
+ * @param[in] completion   a live completion object of any kind, or NULL.
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the send started and will complete through `completion`.
@@ -1452,7 +1455,7 @@ LCI_API LCI_error_t LCI_recvmn(LCI_endpoint_t ep, int rank, LCI_tag_t tag,
  *                       registered): nothing was sent; call `LCI_progress` and retry.
  * @retval LCI_ERR_FATAL `ep` is NULL, `rank` is out of range or `tag` is over `LCI_MAX_TAG`
  *                       (every build), or `rank` is known to have failed; `ep` is not live, the
- *                       segment does not cover the buffer or `completion` is of the wrong kind
+ *                       segment does not cover the buffer or `completion` is not a live completion object
  *                       (debug builds).
  *
  * @par Thread safety
@@ -1479,7 +1482,7 @@ LCI_API LCI_error_t LCI_sendl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
  * @param[in] rank         sender, `0 ... LCI_NUM_PROCESSES-1`; on an `LCI_MATCH_TAG`
  *                         endpoint any value (`LCI_RANK_ANY`).
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's message-port type; NULL
+ * @param[in] completion   a live completion object of any kind; NULL
  *                         only when `buffer.address` is not NULL (nothing is signalled).
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
@@ -1510,7 +1513,7 @@ LCI_API LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
  *                         segment of `ep`'s device or `LCI_SEGMENT_ALL`.
  * @param[in] rank         destination, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's command-port type, or NULL.
+ * @param[in] completion   a live completion object of any kind, or NULL.
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the send started and will complete through `completion`.
@@ -1518,7 +1521,7 @@ LCI_API LCI_error_t LCI_recvl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int rank,
  *                       `LCI_progress` and retry.
  * @retval LCI_ERR_FATAL `ep` is NULL, `rank` is out of range or `tag` is over `LCI_MAX_TAG`
  *                       (every build), or `rank` is known to have failed; `ep` is not live,
- *                       `iovec` is malformed or `completion` is of the wrong kind (debug
+ *                       `iovec` is malformed or `completion` is not a live completion object (debug
  *                       builds).
  *
  * @par Thread safety
@@ -1543,14 +1546,14 @@ LCI_API LCI_error_t LCI_sendv(LCI_endpoint_t ep, LCI_iovec_t iovec, int rank, LC
  * @param[in] rank         sender, `0 ... LCI_NUM_PROCESSES-1`; on an `LCI_MATCH_TAG`
  *                         endpoint any value (`LCI_RANK_ANY`).
  * @param[in] tag          `0 ... LCI_MAX_TAG`.
- * @param[in] completion   an object of the kind of the endpoint's message-port type; NULL
+ * @param[in] completion   a live completion object of any kind; NULL
  *                         only when `iovec.lbuffers` is not NULL (nothing is signalled).
  * @param[in] user_context any value; returned in the completion's `user_context`.
  *
  * @retval LCI_OK        the receive is posted (or already matched a waiting message).
  * @retval LCI_ERR_FATAL `ep` is NULL, `rank` is out of range or `tag` is over `LCI_MAX_TAG`
  *                       (every build), or `rank` is known to have failed; `ep` is not live,
- *                       `iovec` is malformed or `completion` is of the wrong kind (debug
+ *                       `iovec` is malformed or `completion` is not a live completion object (debug
  *                       builds).
  *
  * @par Thread safety
@@ -1659,13 +1662,13 @@ LCI_API LCI_error_t LCI_putmna(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
  * @param[in] remote_completion the target's completion object, as for `LCI_puts`.
- * @param[in] local_completion  an object of the kind of the endpoint's command-port type, or
+ * @param[in] local_completion  a live completion object of any kind, or
  *                              NULL.
  * @param[in] user_context      any value; returned in the local completion's `user_context`.
  *
  * @retval LCI_OK        the put started and will complete through `local_completion`.
  * @retval LCI_ERR_RETRY back-pressure: nothing was sent; call `LCI_progress` and retry.
- * @retval LCI_ERR_FATAL as for `LCI_putma`; `local_completion` is of the wrong kind (debug
+ * @retval LCI_ERR_FATAL as for `LCI_putma`; `local_completion` is not a live completion object (debug
  *                       builds).
  *
  * @par Thread safety
@@ -1737,7 +1740,7 @@ LCI_API LCI_error_t LCI_putmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
  * @param[in] ep                a live endpoint; not NULL.
  * @param[in] buffer            the message, with a segment of `ep`'s device or
  *                              `LCI_SEGMENT_ALL`.
- * @param[in] completion        an object of the kind of the endpoint's command-port type, or
+ * @param[in] completion        a live completion object of any kind, or
  *                              NULL.
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
@@ -1772,7 +1775,7 @@ LCI_API LCI_error_t LCI_putla(LCI_endpoint_t ep, LCI_lbuffer_t buffer, LCI_comp_
  *
  * @param[in] ep                a live endpoint; not NULL.
  * @param[in] local_buffer      the data, with a segment of `ep`'s device or `LCI_SEGMENT_ALL`.
- * @param[in] local_completion  an object of the kind of the endpoint's command-port type, or
+ * @param[in] local_completion  a live completion object of any kind, or
  *                              NULL.
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
@@ -1810,7 +1813,7 @@ LCI_API LCI_error_t LCI_putl(LCI_endpoint_t ep, LCI_lbuffer_t local_buffer,
  * @param[in] local_buffer      the destination (with a segment of `ep`'s device or
  *                              `LCI_SEGMENT_ALL`) of at least `length` bytes; not NULL.
  * @param[in] length            bytes to read, at most each buffer's `length`.
- * @param[in] local_completion  an object of the kind of the endpoint's command-port type, or
+ * @param[in] local_completion  a live completion object of any kind, or
  *                              NULL.
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
@@ -1842,7 +1845,7 @@ LCI_API LCI_error_t LCI_getl(LCI_endpoint_t ep, LCI_lbuffer_t* local_buffer, siz
  *
  * @param[in] ep                a live endpoint; not NULL.
  * @param[in] iovec             as for `LCI_sendv`.
- * @param[in] completion        an object of the kind of the endpoint's command-port type, or
+ * @param[in] completion        a live completion object of any kind, or
  *                              NULL.
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
@@ -1869,7 +1872,7 @@ LCI_API LCI_error_t LCI_putva(LCI_endpoint_t ep, LCI_iovec_t iovec, LCI_comp_t c
  * @param[in] ep                a live endpoint; not NULL.
  * @param[in] local_iovec       the data; its buffers and array are LCI's until
  *                              `local_completion`.
- * @param[in] local_completion  an object of the kind of the endpoint's command-port type, or
+ * @param[in] local_completion  a live completion object of any kind, or
  *                              NULL.
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
@@ -1903,7 +1906,7 @@ LCI_API LCI_error_t LCI_putv(LCI_endpoint_t ep, LCI_iovec_t local_iovec,
  * @param[in] local_iovec       the destination: the same `count`, each buffer at least as
  *                              long as its remote one, a piggy-back at least as long as the
  *                              remote one. LCI's until `local_completion`.
- * @param[in] local_completion  an object of the kind of the endpoint's command-port type, or
+ * @param[in] local_completion  a live completion object of any kind, or
  *                              NULL.
  * @param[in] rank              target, `0 ... LCI_NUM_PROCESSES-1`.
  * @param[in] tag               `0 ... LCI_MAX_TAG`.
@@ -2224,7 +2227,7 @@ LCI_API LCI_error_t LCIX_coll_progress(LCIX_collective_t* coll) LCI_NOEXCEPT;
  * @param[in]  ep           a live `LCI_MATCH_RANKTAG` endpoint; not NULL.
  * @param[in]  tag          `0 ... LCI_MAX_TAG`, the same on every process, carrying no
  *                          other traffic on `ep` until the collective completed here.
- * @param[in]  completion   an object of the kind of the endpoint's message-port type, or NULL.
+ * @param[in]  completion   a live completion object of any kind, or NULL.
  * @param[in]  user_context any value; returned in the completion.
  * @param[out] coll         receives the handle, or NULL if the collective is already
  *                          complete; not NULL (debug builds).
@@ -2252,7 +2255,7 @@ LCI_API LCI_error_t LCIX_barrier(LCI_endpoint_t ep, LCI_tag_t tag, LCI_comp_t co
  * @param[in]  root         the sending process, `0 ... LCI_NUM_PROCESSES-1`, the same on
  *                          every process.
  * @param[in]  tag          as for `LCIX_barrier`.
- * @param[in]  completion   an object of the kind of the endpoint's message-port type, or NULL.
+ * @param[in]  completion   a live completion object of any kind, or NULL.
  * @param[in]  user_context any value; returned in the completion.
  * @param[out] coll         as for `LCIX_barrier`.
  *
@@ -2283,7 +2286,7 @@ LCI_API LCI_error_t LCIX_bcastm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int roo
  * @param[in]  root         the sending process, `0 ... LCI_NUM_PROCESSES-1`, the same on
  *                          every process.
  * @param[in]  tag          as for `LCIX_barrier`.
- * @param[in]  completion   an object of the kind of the endpoint's message-port type, or NULL.
+ * @param[in]  completion   a live completion object of any kind, or NULL.
  * @param[in]  user_context any value; returned in the completion.
  * @param[out] coll         as for `LCIX_barrier`.
  *
@@ -2311,7 +2314,7 @@ LCI_API LCI_error_t LCIX_bcastl(LCI_endpoint_t ep, LCI_lbuffer_t buffer, int roo
  *                          every process, at most `LCI_MEDIUM_SIZE` (every build).
  * @param[in]  op           the reduction, commutative; not NULL (debug builds).
  * @param[in]  tag          as for `LCIX_barrier`.
- * @param[in]  completion   an object of the kind of the endpoint's message-port type, or NULL.
+ * @param[in]  completion   a live completion object of any kind, or NULL.
  * @param[in]  user_context any value; returned in the completion.
  * @param[out] coll         as for `LCIX_barrier`.
  *
@@ -2343,7 +2346,7 @@ LCI_API LCI_error_t LCIX_allreducem(LCI_endpoint_t ep, LCI_mbuffer_t buffer, LCI
  *                          `LCI_SEGMENT_ALL`.
  * @param[in]  op           the reduction, commutative; not NULL (debug builds).
  * @param[in]  tag          as for `LCIX_barrier`.
- * @param[in]  completion   an object of the kind of the endpoint's message-port type, or NULL.
+ * @param[in]  completion   a live completion object of any kind, or NULL.
  * @param[in]  user_context any value; returned in the completion.
  * @param[out] coll         as for `LCIX_barrier`.
  *
