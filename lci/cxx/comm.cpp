@@ -371,8 +371,18 @@ errorcode_t post_send_plain(device_impl_t* device, int rank, void* buffer, size_
                            d->backlog_size.load(std::memory_order_acquire) != 0,
                        0))
     return not_taken;
-  const post_status st = send_eager(e->by_policy[3], msg_kind::medium, buffer, size, rank,
-                                    static_cast<uint32_t>(tag), nullptr, nullptr);
+  // A 16-bit tag (the usual): the eager body inline, no call to
+  // send_eager_plain and no second frame; a wider one as send_eager sends it.
+  lci::endpoint* ep = e->by_policy[3];
+  const uint32_t t = static_cast<uint32_t>(tag);
+  post_status st;
+  if (__builtin_expect(is_wide_tag(t), 0)) {
+    st = send_eager(ep, msg_kind::medium, buffer, size, rank, t, nullptr, nullptr);
+  } else {
+    st = send_eager_body(*ep->dev, nullptr, make_imm(msg_kind::medium, ep->index, t), buffer, size,
+                         rank, 0, nullptr, nullptr, nullptr);
+    if (st == post_status::ok) ep->issued.add(rank);
+  }
   if (__builtin_expect(st == post_status::ok, 1)) return errorcode_t::done;
   return retry_code(st);
 }
