@@ -18,6 +18,7 @@
 
 #include "lci/backend/ofi/hints.hpp"
 #include "lci/backend/ofi/key_exchange.hpp"
+#include "lci/backend/ofi/sent_counts.hpp"
 #include "lci/util/random.hpp"
 #include "lci/backend/ofi/shm_name.hpp"
 #include "lci/util/clock.hpp"
@@ -793,16 +794,19 @@ void ofi_device::check_delivery(bootstrap::bootstrap& boot,
       "ofisent" + std::to_string(group_index_) + "." + std::to_string(check_rounds_++);
   std::vector<uint64_t> sent(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) sent[static_cast<size_t>(r)] = auth_->sent_to(r);
-  boot.put(key, to_hex(sent.data(), sent.size() * sizeof(uint64_t)));
+  // Only the peers this rank sent to, in values short enough for any PMI
+  // server (sent_counts.hpp): a rank that talks to k peers writes O(k).
+  const std::vector<std::string> values = encode_sent_counts(sent);
+  for (size_t i = 0; i < values.size(); ++i) boot.put(key + "." + std::to_string(i), values[i]);
   boot.fence();
   std::vector<uint64_t> expected(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     if (failed(r)) continue;  // a dead peer published nothing (expected stays 0)
-    std::vector<unsigned char> v = from_hex(boot.get(r, key));
-    if (v.size() != static_cast<size_t>(n) * sizeof(uint64_t))
+    std::vector<std::string> theirs{boot.get(r, key + ".0")};
+    const size_t count = sent_count_values(theirs[0], n);
+    for (size_t i = 1; i < count; ++i) theirs.push_back(boot.get(r, key + "." + std::to_string(i)));
+    if (count == 0 || !sent_count_to(theirs, n, self, &expected[static_cast<size_t>(r)]))
       fatal("libfabric: malformed message count from rank %d", r);
-    memcpy(&expected[static_cast<size_t>(r)], v.data() + static_cast<size_t>(self) * sizeof(uint64_t),
-           sizeof(uint64_t));
   }
   // Messages a peer sent before it stopped may still be in the provider:
   // progress (bounded) until they are in.
