@@ -10,6 +10,7 @@ import sys
 from .common import (add_output_options, cpu_model, default_build_dir, die, load, positive_int,
                      provider_env, utc_now, write_outputs)
 from .output import fmt
+from .instructions_fit import parse_iters, run_fit
 from .runner import alternating, callgrind_total, programs, run_program, write_rank0_valgrind
 from .stats import ratio
 
@@ -35,6 +36,22 @@ the reply: the count is then the library's work per round trip without the
 idle polls, whose number depends on how the two ranks were scheduled; the
 LCI 2 target is judged on this figure. Also writes
 `callgrind_annotate` of the N2 runs (the top functions by Ir) to --out.
+
+With --fit the programs run without --settle at each of --fit-iters
+round-trip counts (--reps times each); callgrind's call counts give each
+run's polls (calls of LCI_progress, lci::progress, rdm_endpoint::poll) and
+  Ir = a * round_trips + b * empty_polls + c,  empty_polls = polls - round_trips
+is fitted by least squares over the runs: a, the round trip with the one
+poll that finds the reply, does not move with the idle polling of a busy
+machine; b is an empty poll. a is also split, each part fitted alike so the
+parts add up to it, by phase (inclusive Ir of the program's calls: send =
+LCI_sendm / post_send / fi_injectdata; receive post = LCI_recvm / post_recv
+/ fi_recv; arrival = LCI_progress / progress / fi_cq_read; test =
+LCI_sync_test / sync_test; benchmark = the program's own code) and by
+layer (exclusive Ir by source directory: lci/api, lci/core, lci/match, ...,
+libfabric, libc, benchmark). Printed per program, and under "fit" in the
+JSON document (per_round_trip holds a). The residual (rms, max) and the
+standard errors of a and b tell how well the runs fit.
 
 Environment: FI_PROVIDER (default shm); LCI_SHM (default 0: LCI over the
 same libfabric provider; LCI_SHM=1 measures LCI's native shared memory).
@@ -66,6 +83,13 @@ def build_parser():
     ap.add_argument("--settle", action="store_true",
                     help="rank 0 polls for each reply only once rank 1 has sent it (it waits "
                          "for that outside the count): the count leaves out idle polling")
+    ap.add_argument("--fit", action="store_true",
+                    help="fit Ir = a*round_trips + b*empty_polls + c over runs at --fit-iters "
+                         "(without --settle) and report a, b and a by phase and by layer")
+    ap.add_argument("--fit-iters", type=parse_iters, default=[1000, 2000, 3000, 4000, 6000, 8000],
+                    metavar="N,N,...",
+                    help="round-trip counts of the --fit runs, each run --reps times "
+                         "(default 1000,2000,3000,4000,6000,8000)")
     add_output_options(ap, out_default="callgrind-out", plots=False,
                        json_name="instructions.json")
     return ap
@@ -76,9 +100,10 @@ def run_name(a, impl, n, rep):
     return f"{impl}.{n}" + (f".{rep}" if a.reps > 1 else "")
 
 
-def count(a, impl, n, rep, prog, lcrun, wrap, env, out):
-    """Ir of rank 0 in one run of n round trips."""
-    cg = os.path.join(out, f"callgrind.{run_name(a, impl, n, rep)}")
+def callgrind_run(a, impl, name, n, prog, lcrun, wrap, env, out):
+    """One run of n round trips with rank 0 under callgrind; returns the
+    path of its callgrind file (out/callgrind.<name>; its log out/<name>.log)."""
+    cg = os.path.join(out, f"callgrind.{name}")
     cmd = [lcrun, "-n", "2", "--prefix", wrap, prog, "--only-medium", "--min-size", "8",
            "--max-size", "8", "--iters", str(n), "--warmup", "0", "--max-time", "80000",
            "--timeout", "600", "--csv", "--pin"]
@@ -87,13 +112,19 @@ def count(a, impl, n, rep, prog, lcrun, wrap, env, out):
     print(f"# run: CALLGRIND_TOGGLE='{TOGGLE[impl]}' CALLGRIND_OUT={cg} {' '.join(cmd)}")
     sys.stdout.flush()
     run_env = dict(env, CALLGRIND_TOGGLE=TOGGLE[impl], CALLGRIND_OUT=cg)
-    log = os.path.join(out, f"{run_name(a, impl, n, rep)}.log")
+    log = os.path.join(out, f"{name}.log")
     code, o, e = run_program(cmd, run_env, 900)
     with open(log, "w") as f:
         f.write(o + e)
     if code != 0:
         die(f"run failed, see {log}", 1)
-    return callgrind_total(cg)
+    return cg
+
+
+def count(a, impl, n, rep, prog, lcrun, wrap, env, out):
+    """Ir of rank 0 in one run of n round trips."""
+    return callgrind_total(callgrind_run(a, impl, run_name(a, impl, n, rep), n, prog, lcrun, wrap,
+                                         env, out))
 
 
 def annotate(a, impl, out):
@@ -131,6 +162,8 @@ def run(argv):
     a = build_parser().parse_args(argv)
     if not 0 <= a.n1 < a.n2:
         die("need 0 <= n1 < n2")
+    if a.fit and a.settle:
+        die("--fit counts the polls of unsettled runs: leave out --settle")
     if not shutil.which("valgrind"):
         die("valgrind is not installed")
     progs = programs(a.build_dir)
@@ -145,6 +178,10 @@ def run(argv):
     print(f"# provider: FI_PROVIDER={env['FI_PROVIDER']}, LCI_SHM={env['LCI_SHM']}; valgrind {vg}"
           + ("; --settle" if a.settle else ""))
     sys.stdout.flush()
+    if a.fit:
+        run_fit(a, progs, env, lambda impl, prog: lambda name, n: callgrind_run(
+            a, impl, name, n, prog, lcrun, wrap, env, out))
+        return
     figures = {impl: [] for impl in IMPLS}
     for rep, impl in alternating(a.reps, IMPLS):
         prog = progs.bench(f"{impl}_pingpong")
