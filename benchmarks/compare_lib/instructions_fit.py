@@ -11,6 +11,7 @@ the round trip with its one successful poll and no idle polling, b an empty
 poll, c what the run does once. Each phase's and layer's Ir is fitted over
 the same columns; least squares being linear, their a (and b) add up to
 the whole's."""
+import argparse
 import os
 import sys
 
@@ -27,7 +28,6 @@ PHASE_ROWS = cgp.PHASES + ("benchmark", "other")
 
 def parse_iters(text):
     """--fit-iters: comma-separated round-trip counts, at least two distinct."""
-    import argparse
     try:
         v = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
