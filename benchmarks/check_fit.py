@@ -58,10 +58,25 @@ expect(f["a_stderr"] > 0 and f["b_stderr"] > 0, "noisy fit has no standard error
 # Parts fitted over the same columns add up to the whole.
 part1 = [400 * t + 50 * e + 1000 for t, e in zip(rts, empty)]
 part2 = [y - p for y, p in zip(ir, part1)]
-a1, b1 = fit_with(f["model"], rts, empty, part1)
-a2, b2 = fit_with(f["model"], rts, empty, part2)
+a1, b1, d1 = fit_with(f["model"], rts, empty, part1)
+a2, b2, d2 = fit_with(f["model"], rts, empty, part2)
+expect(d1 is None and d2 is None, "a fit without retries gave d")
 expect(close(a1 + a2, 950, 1e-6) and close(b1 + b2, 60, 1e-6), f"parts {a1}+{a2}, {b1}+{b2}")
 expect(close(a1, 400, 1e-6) and close(b1, 50, 1e-6), f"part 1 {a1} {b1}")
+
+# Refused sends retried: a third column, d per retry; a column of no
+# retries at all is left out (model "rt+polls", d None).
+retries = [5, 800, 40, 0, 3000, 120]
+f = fit_round_trips(rts, empty, [950 * t + 60 * e + 400 * r + 9000
+                                 for t, e, r in zip(rts, empty, retries)], retries)
+expect(f["model"] == "rt+polls+retries", f"model {f['model']}")
+expect(close(f["a"], 950, 1e-6) and close(f["b"], 60, 1e-6) and close(f["d"], 400, 1e-6) and
+       close(f["c"], 9000, 1e-3), f"retries fit {f}")
+a1, b1, d1 = fit_with(f["model"], rts, empty, [400 * r for r in retries], retries)
+expect(close(a1, 0, 1e-6) and close(b1, 0, 1e-6) and close(d1, 400, 1e-6), f"part {a1} {b1} {d1}")
+f = fit_round_trips(rts, empty, ir, [0] * len(rts))
+expect(f["model"] == "rt+polls" and f["d"] is None and close(f["a"], 950, 1e-6),
+       f"no retries: {f}")
 
 # Empty polls in the same share of every run: b is undetermined, a still fits.
 share = [t // 10 for t in rts]
@@ -166,7 +181,7 @@ with tempfile.TemporaryDirectory() as d:
     p = cgp.profile(path)
     expect(p.total == 850, f"total {p.total}")
     expect(sum(p.exclusive.values()) == 850, f"exclusive sum {sum(p.exclusive.values())}")
-    expect(cgp.poll_count(p, "lci") == 3, f"polls {cgp.poll_count(p, 'lci')}")
+    expect(cgp.poll_count(p, "lci") == (3, 0), f"polls {cgp.poll_count(p, 'lci')}")
     ph = cgp.phase_costs(p, "lci")
     # arrival: LCI_progress with the backend's poll it calls; benchmark:
     # the program's own code (100 + 13 and 7 of inlined lci.hpp); other: the

@@ -136,9 +136,9 @@ RULES = {
 }
 # The polls of a wait: calls of the poll function (first regex), except
 # from the callers of the second, the retry of a refused send (raw
-# libfabric's shm provider refuses most injects until a poll has progressed
-# the previous one: that poll is the send's work, not idle waiting; its
-# cost still shows under arrival).
+# libfabric's shm provider refuses an inject until a poll has progressed the
+# previous one, more often the busier the machine); those are counted apart,
+# and their cost shows under arrival.
 POLL = {"lci": (r"^LCI_progress$", r"post_retry"),
         "lci2": (r"^lci::detail::progress", r"send_not_done"),
         "ofi": (r"rdm_endpoint::poll\(\)", r"rdm_endpoint::send\(")}
@@ -180,12 +180,17 @@ def _reentrant(p, program):
 
 
 def poll_count(p, impl):
-    """How many polls the program's waits made: its calls of the poll
-    function, less those of a send's retry (POLL)."""
+    """(polls of the program's waits, polls of its sends' retries): its
+    calls of the poll function, told apart by the caller (POLL)."""
     rx, retry = (re.compile(x) for x in POLL[impl])
-    return sum(cnt for (caller, _, callee), (cnt, _) in p.calls.items()
-               if rx.search(callee or "") and not rx.search(caller or "")
-               and not retry.search(caller or ""))
+    waits = retries = 0
+    for (caller, _, callee), (cnt, _) in p.calls.items():
+        if rx.search(callee or "") and not rx.search(caller or ""):
+            if retry.search(caller or ""):
+                retries += cnt
+            else:
+                waits += cnt
+    return waits, retries
 
 
 def phase_costs(p, impl):

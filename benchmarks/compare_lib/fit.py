@@ -1,7 +1,7 @@
 """Ordinary least squares without numpy: the normal equations, solved by
 Gaussian elimination with partial pivoting on scaled columns, and the fit
 `compare instructions --fit` makes,
-  Ir = a * round_trips + b * empty_polls + c."""
+  Ir = a * round_trips + b * empty_polls + d * send_retries + c."""
 import math
 
 
@@ -67,50 +67,65 @@ def least_squares(rows, y):
             "stderr": stderr}
 
 
-def _columns(model, round_trips, empty_polls):
-    """The design of a fit: round trips (and empty polls) about their means,
-    and ones; centring keeps the normal equations well conditioned however
-    far the counts are from zero. Returns (rows, means)."""
-    mt = sum(round_trips) / len(round_trips)
-    me = sum(empty_polls) / len(empty_polls)
-    if model == "rt+polls":
-        return [[t - mt, e - me, 1.0] for t, e in zip(round_trips, empty_polls)], (mt, me)
-    return [[t - mt, 1.0] for t in round_trips], (mt, me)
+# The columns a fit may use besides the round trips, in the order they are
+# tried, with their short names (a fit's model joins the names it used).
+EXTRA = (("empty_polls", "polls", "b"), ("send_retries", "retries", "d"))
 
 
-def _fit(model, round_trips, empty_polls, y):
-    rows, (mt, me) = _columns(model, round_trips, empty_polls)
+def _fit(used, cols, y):
+    """Least squares of y over the columns named in `used` (centred about
+    their means, so that the normal equations stay well conditioned however
+    far the counts are from zero) and ones. Returns the coefficients by
+    column name, their standard errors, c and the residual."""
+    means = {k: sum(cols[k]) / len(cols[k]) for k in used}
+    rows = [[cols[k][i] - means[k] for k in used] + [1.0] for i in range(len(y))]
     r = least_squares(rows, y)
-    if model == "rt+polls":
-        a, b, c0 = r["coef"]
-        se = r["stderr"] or [None, None, None]
-    else:
-        (a, c0), b = r["coef"], 0.0
-        se = (r["stderr"] or [None, None])[:1] + [None]
-    out = {"a": a, "b": b if model == "rt+polls" else None, "c": c0 - a * mt - b * me,
-           "rms": r["rms"], "max": r["max"], "a_stderr": se[0], "b_stderr": se[1],
-           "model": model}
+    coef = dict(zip(used, r["coef"]))
+    se = dict(zip(used, r["stderr"] or [None] * len(used)))
+    c = r["coef"][-1] - sum(coef[k] * means[k] for k in used)
+    return coef, se, c, r
+
+
+def fit_round_trips(round_trips, empty_polls, ir, send_retries=None):
+    """Fits Ir = a * round_trips + b * empty_polls + d * send_retries + c
+    over the runs. Returns {"a", "b", "d", "c", "rms", "max", "a_stderr",
+    "b_stderr", "d_stderr", "model"}. A column is used only if it is
+    independent of those before it (round trips, empty polls, retries):
+    empty polls that are none, or the same share of the round trips in every
+    run, or sends never retried, leave b (d) undetermined, None, and the
+    model names the columns used ("rt", "rt+polls", "rt+polls+retries", ...).
+    Needs two distinct round-trip counts."""
+    if len(set(round_trips)) < 2:
+        raise singular("the runs need at least two different round-trip counts")
+    cols = {"round_trips": round_trips, "empty_polls": empty_polls,
+            "send_retries": send_retries}
+    used = ["round_trips"]
+    for name, _, _ in EXTRA:
+        if cols[name] is None:
+            continue
+        try:
+            _fit(used + [name], cols, ir)
+            used.append(name)
+        except singular:
+            pass
+    coef, se, c, r = _fit(used, cols, ir)
+    out = {"a": coef["round_trips"], "a_stderr": se["round_trips"], "c": c, "rms": r["rms"],
+           "max": r["max"],
+           "model": "+".join(["rt"] + [short for name, short, _ in EXTRA if name in used])}
+    for name, _, letter in EXTRA:
+        out[letter] = coef.get(name)
+        out[letter + "_stderr"] = se.get(name)
     return out
 
 
-def fit_round_trips(round_trips, empty_polls, ir):
-    """Fits Ir = a * round_trips + b * empty_polls + c over the runs.
-    Returns {"a", "b", "c", "rms", "max", "a_stderr", "b_stderr", "model"}:
-    model "rt+polls" when the three columns are independent; "rt" when the
-    empty polls are (nearly) a linear function of the round trips (none at
-    all, or the same share in every run), which leaves b undetermined (None)
-    and fits Ir = a * round_trips + c. Needs two distinct round-trip counts."""
-    if len(set(round_trips)) < 2:
-        raise singular("the runs need at least two different round-trip counts")
-    try:
-        return _fit("rt+polls", round_trips, empty_polls, ir)
-    except singular:
-        return _fit("rt", round_trips, empty_polls, ir)
-
-
-def fit_with(model, round_trips, empty_polls, y):
-    """(a, b) of y over the same columns as a fit_round_trips() result of
+def fit_with(model, round_trips, empty_polls, y, send_retries=None):
+    """(a, b, d) of y over the same columns as a fit_round_trips() result of
     `model`: a part of the count (a phase, a layer) fitted alike, so that the
-    parts' a (and b) add up to the whole's (least squares is linear in y)."""
-    f = _fit(model, round_trips, empty_polls, y)
-    return f["a"], f["b"]
+    parts' coefficients add up to the whole's (least squares is linear in y).
+    A column the model leaves out gives None."""
+    cols = {"round_trips": round_trips, "empty_polls": empty_polls,
+            "send_retries": send_retries}
+    names = model.split("+")[1:]
+    used = ["round_trips"] + [name for name, short, _ in EXTRA if short in names]
+    coef, _, _, _ = _fit(used, cols, y)
+    return (coef["round_trips"],) + tuple(coef.get(name) for name, _, _ in EXTRA)

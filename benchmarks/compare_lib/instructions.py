@@ -39,19 +39,24 @@ LCI 2 target is judged on this figure. Also writes
 
 With --fit the programs run without --settle at each of --fit-iters
 round-trip counts (--reps times each); callgrind's call counts give each
-run's polls (calls of LCI_progress, lci::progress, rdm_endpoint::poll) and
-  Ir = a * round_trips + b * empty_polls + c,  empty_polls = polls - round_trips
+run's polls (the waits' calls of LCI_progress, lci::progress,
+rdm_endpoint::poll) and its send retries (the polls a refused send makes
+before it tries again), and
+  Ir = a * round_trips + b * empty_polls + d * send_retries + c,
+  empty_polls = polls - round_trips
 is fitted by least squares over the runs: a, the round trip with the one
 poll that finds the reply, does not move with the idle polling of a busy
-machine; b is an empty poll. a is also split, each part fitted alike so the
-parts add up to it, by phase (inclusive Ir of the program's calls: send =
-LCI_sendm / post_send / fi_injectdata; receive post = LCI_recvm / post_recv
-/ fi_recv; arrival = LCI_progress / progress / fi_cq_read; test =
-LCI_sync_test / sync_test; benchmark = the program's own code) and by
-layer (exclusive Ir by source directory: lci/api, lci/core, lci/match, ...,
+machine; b is an empty poll, d a refused send (a column that is all zero,
+or follows the round trips, is left out and its coefficient shows as -).
+a is also split, each part fitted alike so the parts add up to it, by
+phase (inclusive Ir of the program's calls: send = LCI_sendm / post_send /
+fi_injectdata; receive post = LCI_recvm / post_recv / fi_recv; arrival =
+LCI_progress / progress / fi_cq_read; test = LCI_sync_test / sync_test, none
+for raw libfabric; benchmark = the program's own code) and by layer
+(exclusive Ir by source directory: lci/api, lci/core, lci/match, ...,
 libfabric, libc, benchmark). Printed per program, and under "fit" in the
 JSON document (per_round_trip holds a). The residual (rms, max) and the
-standard errors of a and b tell how well the runs fit.
+standard errors of a, b and d tell how well the runs fit.
 
 Environment: FI_PROVIDER (default shm); LCI_SHM (default 0: LCI over the
 same libfabric provider; LCI_SHM=1 measures LCI's native shared memory).
@@ -84,8 +89,8 @@ def build_parser():
                     help="rank 0 polls for each reply only once rank 1 has sent it (it waits "
                          "for that outside the count): the count leaves out idle polling")
     ap.add_argument("--fit", action="store_true",
-                    help="fit Ir = a*round_trips + b*empty_polls + c over runs at --fit-iters "
-                         "(without --settle) and report a, b and a by phase and by layer")
+                    help="fit Ir = a*round_trips + b*empty_polls + d*send_retries + c over runs at "
+                         "--fit-iters (without --settle); report a by phase and by layer")
     ap.add_argument("--fit-iters", type=parse_iters, default=[1000, 2000, 3000, 4000, 6000, 8000],
                     metavar="N,N,...",
                     help="round-trip counts of the --fit runs, each run --reps times "
