@@ -277,13 +277,26 @@ def layer_costs(p):
     """Exclusive Ir by layer: the source directory of each instruction
     (inlined code counts for the header it came from, lci/api/lci.hpp for the
     LCI 2 interface inlined into the program); code from a system header
-    (the C++ library's atomics, say) counts for the function's own file, and
-    code without a file for its object (libfabric, libc). Adds up to the sum
+    (the C++ library's atomics, say) counts for the function's own file (or,
+    if that is a system header too, the project file most of the function
+    comes from), and code without a file for its object (libfabric, libc). Adds up to the sum
     of exclusive costs."""
     program = program_object(p)
+    # A function's home layer: its own file's, else (its first line came
+    # from a system header) that of the project file most of it comes from.
+    home = {}
+    for fn in p.fn_object:
+        home[fn] = _file_layer(p.fn_file.get(fn))
+    best = {}
+    for (fn, path), ir in p.exclusive.items():
+        layer = _file_layer(path)
+        if layer and home.get(fn) is None and ir > best.get(fn, (0, None))[0]:
+            best[fn] = (ir, layer)
+    for fn, (_, layer) in best.items():
+        home[fn] = layer
     cost = {}
     for (fn, path), ir in p.exclusive.items():
-        layer = (_file_layer(path) or _file_layer(p.fn_file.get(fn)) or
+        layer = (_file_layer(path) or home.get(fn) or
                  _object_layer(p.fn_object.get(fn), program))
         cost[layer] = cost.get(layer, 0) + ir
     return {l: cost[l] for l in sorted(cost, key=layer_order)}
