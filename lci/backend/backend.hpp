@@ -400,10 +400,10 @@ class backend_device final {
     if (net_) net_->describe(out);
   }
 
-  // For the state dump: the native transport's polls that found nothing,
-  // and the messages published in its rings that no poll took yet (0
-  // without it; a network queue cannot be looked into without taking).
-  uint64_t idle_polls() const { return native_ ? native_->idle_polls() : 0; }
+  // For the state dump: the native transport's calls of poll(), and the
+  // messages published in its rings that no poll took yet (0 without it; a
+  // network queue cannot be looked into without taking).
+  uint64_t polls() const { return native_ ? native_->polls() : 0; }
   uint64_t arrivals_waiting() const { return native_ ? native_->arrivals_waiting() : 0; }
 
   // Messages received through each transport since creation.

@@ -160,7 +160,7 @@ struct device {
   // ---- contended, each on its own cache line ----------------------------
   alignas(64) spin_lock progress_lock;
   // Passes that took progress_lock (written under it): the state dump
-  // watches it, with the transport's idle polls, to tell a device that no
+  // watches it, with the native transport's polls, to tell a device that no
   // thread progresses.
   std::atomic<uint64_t> progress_passes{0};
   alignas(64) std::atomic<int> recv_deficit{0};   // receive packets not re-posted yet

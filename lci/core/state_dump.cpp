@@ -326,7 +326,7 @@ uint64_t work_waiting(device& d) {
 }
 // What moves whenever a thread calls LCI_progress on the device.
 uint64_t progress_seen(device& d) {
-  return d.progress_passes.load(std::memory_order_relaxed) + d.net->idle_polls();
+  return d.progress_passes.load(std::memory_order_relaxed) + d.net->polls();
 }
 // How long the dump watches devices with work waiting for a progress call.
 constexpr int stall_watch_ms = 200;

@@ -334,8 +334,9 @@ class op_table {
 class native_device final {
  public:
   // The liveness check of the local peers (check_peers, itself at most
-  // every 100 ms) runs every peer_check_polls polls, busy or idle: a rank
-  // that progresses every 10 ms notices a dead peer within about 0.7 s.
+  // every 100 ms) runs at every peer_check_polls-th progress call of a
+  // thread, busy or idle: a rank that progresses every 10 ms notices a dead
+  // peer within about 0.7 s.
   static constexpr uint32_t peer_check_polls = 64;
   // Creates this rank's segment (not yet shared).
   native_device(int rank, int nranks, int group_index, const options& o);
@@ -448,9 +449,8 @@ class native_device final {
   // head of either ring, nothing waiting in the finished list or for room
   // in a peer's ring, and no liveness check of the peers due. Any thread,
   // without the progress lock: it reads the heads the poller last stored
-  // and one sequence word of each ring, and writes nothing but the count
-  // of polls (a relaxed counter: a racing update loses a count, which only
-  // delays the next check of the peers).
+  // and one sequence word of each ring, and writes only a count of its own
+  // thread (no line that other threads' idle calls write).
   [[gnu::always_inline]] bool may_have_work() {
     if (__builtin_expect((finished_size_.load(std::memory_order_relaxed) |
                           replies_waiting_.load(std::memory_order_relaxed)) != 0, 0))
@@ -458,13 +458,9 @@ class native_device final {
     if (own_ring_.peek(head_.load(std::memory_order_relaxed)) ||
         local_.peek(local_head_.load(std::memory_order_relaxed)))
       return true;
-    // poll() counts itself and checks the peers when its count reaches a
-    // multiple of peer_check_polls: the idle call that would reach one lets
-    // it run.
-    const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
-    if (__builtin_expect((p & (peer_check_polls - 1)) == 0, 0)) return true;
-    polls_.store(p, std::memory_order_relaxed);
-    return false;
+    // Every peer_check_polls-th idle call of a thread runs poll(), which
+    // then finds nothing and checks the peers.
+    return __builtin_expect((++t_idle_calls & (peer_check_polls - 1)) == 0, 0);
   }
 
   // A message delivered from its cell, without a receive buffer: called by
@@ -571,9 +567,12 @@ class native_device final {
                                      static_cast<uint64_t>(in_place_taken),
                                  std::memory_order_relaxed);
     }
+    // One writer (the poller). The peers are checked by every poll that
+    // found nothing (an idle call let through, above) and by every
+    // peer_check_polls-th poll of a busy rank.
     const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
     polls_.store(p, std::memory_order_relaxed);
-    if (__builtin_expect((p & (peer_check_polls - 1)) == 0, 0)) check_peers();
+    if (__builtin_expect(n == 0 || (p & (peer_check_polls - 1)) == 0, 0)) check_peers();
     return n;
   }
 
@@ -599,10 +598,10 @@ class native_device final {
   // process sees it: cells any sender holds there), the pipelined
   // operations and the answers and completions waiting for room.
   void describe(const net::describe_fn& out) const;
-  // For the state dump (any thread; a snapshot): the polls that found
-  // nothing so far, and the published cells at the heads of the inbound
-  // and local rings that no poll took yet.
-  uint32_t idle_polls() const { return polls_.load(std::memory_order_relaxed); }
+  // For the state dump (any thread; a snapshot): the calls of poll() so
+  // far, and the published cells at the heads of the inbound and local
+  // rings that no poll took yet.
+  uint32_t polls() const { return polls_.load(std::memory_order_relaxed); }
   uint64_t arrivals_waiting() const;
 
  private:
@@ -758,7 +757,9 @@ class native_device final {
   alignas(64) std::atomic<uint64_t> received_{0};
   std::atomic<uint64_t> received_in_place_{0};
   std::atomic<uint64_t> reclaimed_{0};  // cells freed unread: their producer died
-  alignas(64) std::atomic<uint32_t> polls_{0};  // written by idle pollers of any thread
+  alignas(64) std::atomic<uint32_t> polls_{0};  // poll() calls (written by the poller)
+  // Idle calls of may_have_work, per thread (initial-exec: one %fs load).
+  static inline thread_local uint32_t t_idle_calls __attribute__((tls_model("initial-exec"))) = 0;
   alignas(64) std::atomic<size_t> finished_size_{0};
   spin_lock finished_lock_;
   std::deque<finished_op> finished_;
