@@ -41,6 +41,7 @@ namespace {
 }  // namespace
 
 
+// boundary: tail call
 LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sends", ep, rank, tag);
   return send_checked(ep, msg_kind::short_msg, &src, LCI_SHORT_SIZE, rank, tag, "LCI_sends");
@@ -59,6 +60,7 @@ LCI_error_t LCI_recvs(LCI_endpoint_t ep, int rank, LCI_tag_t tag, LCI_comp_t com
   return LCI_ERR_FATAL;
 }
 
+// boundary: tail call
 LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                       LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sendm", ep, rank, tag);
@@ -67,6 +69,7 @@ LCI_error_t LCI_sendm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
   return send_checked(ep, msg_kind::medium, buffer.address, buffer.length, rank, tag, "LCI_sendm");
 }
 
+// boundary: tail call
 LCI_error_t LCI_sendmn(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank,
                        LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sendmn", ep, rank, tag);
@@ -91,6 +94,7 @@ LCI_error_t LCI_sendmc(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_ta
   return LCI_ERR_FATAL;
 }
 
+// boundary: tail call
 LCI_error_t LCI_recvm(LCI_endpoint_t ep, LCI_mbuffer_t buffer, int rank, LCI_tag_t tag,
                       LCI_comp_t completion, void* user_context) noexcept {
   LCI_ALWAYS_RECV("LCI_recvm", ep, rank, tag);

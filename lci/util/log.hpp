@@ -55,7 +55,12 @@ void log_message(log_level level, const char* fmt, ...) __attribute__((format(pr
 // pad gets a frame pointer if it pushes arguments for a call, so lci/api is
 // compiled with -maccumulate-outgoing-args and the hot entry points call
 // functions that take every argument in a register (send_eager_plain,
-// post_recv_plain in lci/core/eager.hpp).
+// post_recv_plain in lci/core/eager.hpp). The hottest (LCI_sends, sendm,
+// sendmn, recvm) have no handler at all: marked "// boundary: tail call",
+// they check their arguments (nothing there throws) and end in a tail call
+// to a noexcept entry that holds the handler (send_eager_entry,
+// recvm_entry), so they save no registers and open no second frame
+// (tests/lint/check_boundary.cmake accepts exactly this form).
 //
 // All three must be called from inside a handler: they read the exception
 // being handled.

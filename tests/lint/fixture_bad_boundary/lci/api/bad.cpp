@@ -1,5 +1,6 @@
 // Fixture of lint.boundary.detects: one definition with the boundary, one
-// without, and none of LCI_missing.
+// ending in a tail call to it (accepted), one without, and none of
+// LCI_missing.
 #include "lci.h"
 
 LCI_error_t LCI_guarded(int x) noexcept try {
@@ -11,4 +12,9 @@ LCI_error_t LCI_guarded(int x) noexcept try {
 
 LCI_error_t LCI_unguarded(int x) noexcept {
   return x ? LCI_OK : LCI_ERR_RETRY;
+}
+
+// boundary: tail call
+LCI_error_t LCI_tail(int x) noexcept {
+  return LCI_guarded(x);
 }
