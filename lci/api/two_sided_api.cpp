@@ -40,7 +40,6 @@ namespace {
 
 }  // namespace
 
-
 // boundary: tail call
 LCI_error_t LCI_sends(LCI_endpoint_t ep, LCI_short_t src, int rank, LCI_tag_t tag) noexcept {
   LCI_ALWAYS_SEND("LCI_sends", ep, rank, tag);
