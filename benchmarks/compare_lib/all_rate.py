@@ -157,21 +157,21 @@ class medians:
         self.med = {k: statistics.median(v) for k, v in samples.items()}
         self.range = {k: [min(v), max(v)] for k, v in samples.items()}
 
-    def spread(self, impl, test, size, threads=1, mode=None):
-        """[smallest, largest] of the repetitions of the figure get() gives."""
-        for (i, t, m, s, th), v in self.range.items():
+    @staticmethod
+    def _first(table, impl, test, size, threads, mode):
+        for (i, t, m, s, th), v in table.items():
             if i == impl and t == test and s == size and th == threads and \
                     (mode is None or m == mode):
                 return v
         return None
 
+    def spread(self, impl, test, size, threads=1, mode=None):
+        """[smallest, largest] of the repetitions of the figure get() gives."""
+        return self._first(self.range, impl, test, size, threads, mode)
+
     def get(self, impl, test, size, threads=1, mode=None):
         """The first figure of impl/test/size/threads (and mode, if given)."""
-        for (i, t, m, s, th), v in self.med.items():
-            if i == impl and t == test and s == size and th == threads and \
-                    (mode is None or m == mode):
-                return v
-        return None
+        return self._first(self.med, impl, test, size, threads, mode)
 
     def latency_sizes(self):
         return sorted({k[3] for k in self.med if k[1] == "medium"})

@@ -126,16 +126,22 @@ def line_data(base, xs, section):
             "spread": {n: list(spread.get(n) or [None] * len(xs)) for n in names}}
 
 
+def _bound_rows(keys, data, names):
+    """One row per key: the key, then value, low and high of each series."""
+    rows = []
+    for i, key in enumerate(keys):
+        row = [key]
+        for n in names:
+            row += _bounds(data["series"][n][i], data["spread"][n][i])
+        rows.append(row)
+    return rows
+
+
 def _lines_script(out, data, title, xlabel, ylabel, logy, extra=""):
     """A line per series with its spread bars (yerrorlines: x, value, low,
     high)."""
     names = list(data["series"])
-    rows = []
-    for i, x in enumerate(data["x"]):
-        row = [x]
-        for n in names:
-            row += _bounds(data["series"][n][i], data["spread"][n][i])
-        rows.append(row)
+    rows = _bound_rows(data["x"], data, names)
     dat = _dat(os.path.join(out, data["plot"] + ".dat"), rows)
     plot = "plot " + ", ".join(
         f"{_quote(dat) if i == 0 else chr(39) * 2} u 1:{3 * i + 2}:{3 * i + 3}:{3 * i + 4} "
@@ -232,12 +238,7 @@ def intra_node(doc, out):
     for data in intra_node_data(doc):
         base, unit = data["plot"], data["unit"]
         names = list(data["series"])
-        rows = []
-        for i, g in enumerate(data["groups"]):
-            row = [g]
-            for n in names:
-                row += _bounds(data["series"][n][i], data["spread"][n][i])
-            rows.append(row)
+        rows = _bound_rows(data["groups"], data, names)
         dat = _dat(os.path.join(out, base + ".dat"), rows)
         panel = base[len("intra_node_"):]
         title = _title(f"Intra-node {panel} ({unit}), {better(data['higher_is_better'])}", doc,
