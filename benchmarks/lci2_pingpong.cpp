@@ -17,12 +17,20 @@
 // already arrived) is not waited for. Receives are posted before their
 // message can arrive, as in lci_pingpong.
 //
+// With --progress-thread a thread of each rank calls lci::progress_x()()
+// in a loop (as HPX's progress_type=pthread does) and the waits only test
+// or pop: the measurement then includes how soon an idle progress thread
+// runs again when a message arrives (on a machine with fewer cores than
+// busy threads, whether the library's idle progress gives its core up).
+//
 // Run with exactly two ranks: lcrun -n 2 lci2_pingpong [--csv] [--comp KIND].
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common.hpp"
@@ -33,6 +41,14 @@ namespace {
 // --settle (bench::settle_channel): the replies rank 1 has sent.
 bench::settle_channel g_settle;
 uint64_t g_replies = 0;
+
+// --progress-thread: that thread progresses, the waits do not.
+bool g_progress_thread = false;
+std::atomic<bool> g_stop_progress{false};
+
+inline void progress() {
+  if (!g_progress_thread) lci::progress_x()();
+}
 
 constexpr lci::tag_t tag_medium = 2;
 constexpr lci::tag_t tag_ack = 3;
@@ -90,7 +106,7 @@ class completions {
     if (kind_ == comp_kind::sync) {
       bench::spin_until(
           [&] {
-            lci::progress_x()();
+            progress();
             return lci::sync_test(comp, statuses_.data());
           },
           timeout_s, "a sync");
@@ -100,7 +116,7 @@ class completions {
     int got = 0;
     bench::spin_until(
         [&] {
-          lci::progress_x()();
+          progress();
           while (got < n) {
             lci::status_t s = lci::cq_pop(comp);
             if (!s.is_done()) break;
@@ -135,7 +151,7 @@ void barrier(int peer, double timeout_s) {
       [&] {
         s = lci::post_send_x(peer, &out, 1, tag_barrier, lci::COMP_NULL_RETRY)();
         if (!s.is_retry()) return true;
-        lci::progress_x()();
+        progress();
         return false;
       },
       timeout_s, "the barrier's send");
@@ -143,7 +159,7 @@ void barrier(int peer, double timeout_s) {
   if (r.is_posted())
     bench::spin_until(
         [&] {
-          lci::progress_x()();
+          progress();
           return lci::sync_test(sync, nullptr);
         },
         timeout_s, "the barrier");
@@ -180,12 +196,12 @@ struct result {
 __attribute__((noinline)) void send_not_done(context& c, void* buf, size_t size, lci::tag_t tag,
                                              lci::status_t s) {
   if (s.is_retry()) {
-    lci::progress_x()();
+    progress();
     bench::spin_until(
         [&] {
           s = lci::post_send_x(c.peer, buf, size, tag, c.comps->one())();
           if (!s.is_retry()) return true;
-          lci::progress_x()();
+          progress();
           return false;
         },
         c.opt->timeout_s, "post_send_x");
@@ -361,6 +377,9 @@ void parse_command_line(int argc, char** argv, bench::options& opt, settings& s)
            return false;
          return true;
        }},
+      {"--progress-thread", nullptr,
+       "a thread of each rank progresses in a loop; the waits only test or pop",
+       [&](const char*) { return g_progress_thread = true; }},
       {"--windows", "N", "timed windows in the message-rate test (default 2000)",
        [&](const char* v) { return (s.rate_windows = std::atol(v)) > 0; }},
       {"--proto", "LIST", "comma list of measurements: medium, msgrate (default both), or all",
@@ -385,6 +404,8 @@ void print_config(bench::printer& out, const bench::options& opt, const settings
                                      : "mean over all timed iterations");
   out.config("message rate", std::to_string(s.rate_windows) + " windows of " +
                                  std::to_string(opt.window) + " x 8 B, 1 ack per window");
+  out.config("progress", g_progress_thread ? "a thread of each rank in a loop; waits only test"
+                                           : "in the waits (progress_x, then test)");
   out.config("pinning", opt.pin ? "rank 0 on cpu " + std::to_string(cpu) : "off");
   out.config("units", "latency: one-way us (round trip / 2); rate: million messages/s");
 }
@@ -417,6 +438,11 @@ int main(int argc, char** argv) {
   }
 
   g_barrier_sync = lci::alloc_sync_x().threshold(1)();
+  std::thread progress_thread;
+  if (g_progress_thread)
+    progress_thread = std::thread([] {
+      while (!g_stop_progress.load(std::memory_order_relaxed)) lci::progress_x()();
+    });
   {
     completions comps(s.kind, opt.window);
     const size_t buf_bytes =
@@ -449,6 +475,10 @@ int main(int argc, char** argv) {
 
     std::free(send_buf);
     std::free(recv_buf);
+  }
+  if (progress_thread.joinable()) {
+    g_stop_progress.store(true, std::memory_order_relaxed);
+    progress_thread.join();
   }
   lci::free_comp(&g_barrier_sync);
   lci::g_runtime_fina();

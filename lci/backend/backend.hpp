@@ -371,6 +371,21 @@ class backend_device final {
     if (native_) native_->deliver_in_place(fn, arg);
   }
 
+  // Napping (native_device::nap): only a device whose peers are all
+  // served by the native transport sleeps when idle (a network backend
+  // has no doorbell here).
+  bool can_nap() const { return native_ && !net_; }
+  void nap(int64_t timeout_ns, bool (*busy)(void*), void* arg) {
+    native_->nap(timeout_ns, busy, arg);
+  }
+  // Whether the last poll() delivered messages in place (not among its
+  // completions); the poller only.
+  bool polled_in_place() const { return native_ && native_->in_place_last() != 0; }
+  // Work for poll() that this process queued outside the rings.
+  void wake_self() {
+    if (native_) native_->wake_self();
+  }
+
   // False only when poll() would return nothing; read without the
   // progress lock. A network backend is always polled (its queues are
   // read through the provider); the native transport answers from its

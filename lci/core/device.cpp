@@ -143,6 +143,10 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
           group_index, rdma_piece, cfg.max_single_message_size, backend_max);
   post_initial_receives();
   if (cfg.shm_in_place) enable_in_place();
+  if (net->can_nap()) {
+    nap_after_ns = static_cast<int64_t>(cfg.progress_nap_us) * 1000;
+    nap_length_ns = static_cast<int64_t>(cfg.progress_nap_max_us) * 1000;
+  }
   // Every rank has its receives posted before anyone sends to this device,
   // and every rank has connected to this one.
   boot.barrier();

@@ -156,6 +156,13 @@ struct device {
   // own packet (on_eager_put): below that, messages wait in `parked`.
   int recv_target = 0;
   int recv_reserve = 1;
+  // Napping (LCI_PROGRESS_NAP; native_device::nap): after how long a
+  // thread's unbroken run of empty progress passes sleeps (0: never).
+  int64_t nap_after_ns = 0;
+  // A pass more than this after the thread's previous one breaks the run:
+  // the thread does other work between its progress calls.
+  static constexpr int64_t nap_gap_ns = 50'000;
+  int64_t nap_length_ns = 1'000'000;  // LCI_PROGRESS_NAP_MAX
 
   // ---- contended, each on its own cache line ----------------------------
   alignas(64) spin_lock progress_lock;
@@ -307,6 +314,9 @@ struct device {
   size_t max_recvs_;  // options::max_recvs
   // The n (> 0) completions of one poll.
   [[gnu::noinline]] void handle_completions(net::completion* cs, int n);
+  // An empty pass of a device that may nap: extends the calling thread's
+  // idle run, and naps once it is long enough.
+  [[gnu::noinline, gnu::cold]] void idle_pass();
   void post_initial_receives();
   bool drain_backlog();
   bool refill_receives();

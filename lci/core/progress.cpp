@@ -14,7 +14,9 @@
 #include "lci/core/runtime.hpp"
 #include "lci/core/test_flags.hpp"
 #include "lci/core/validate.hpp"
+#include "lci/util/clock.hpp"
 #include "lci/util/log.hpp"
+#include "lci/wait/parking.hpp"
 
 namespace lci {
 
@@ -150,6 +152,11 @@ void device::note_pool_empty() {
 namespace {
 // The device whose backlog this thread is draining (its backlog_lock held).
 thread_local const device* t_draining = nullptr;
+// The calling thread's run of empty progress passes (device::idle_pass):
+// when it began (0: none) and its last pass. One run per thread, whatever
+// the device.
+thread_local int64_t t_idle_since_ns __attribute__((tls_model("initial-exec"))) = 0;
+thread_local int64_t t_idle_last_ns __attribute__((tls_model("initial-exec"))) = 0;
 
 
 // A receive packet the network refused to post.
@@ -172,6 +179,7 @@ void device::push_backlog(backlog_op&& op) {
   backlog.push_back(std::move(op));
   backlog_size.fetch_add(1, std::memory_order_release);
   if (!held) backlog_lock.unlock();
+  net->wake_self();  // a thread napping in progress() drains it
 }
 
 bool device::drain_backlog() {
@@ -494,6 +502,8 @@ bool device::progress_pass() {
                         std::memory_order_relaxed);
   net::completion cs[LCI_CQ_MAX_POLL];
   const int n = net->poll(cs, LCI_CQ_MAX_POLL);
+  // Messages delivered in place are work too (they are not in cs).
+  const bool in_place = net->polled_in_place();
   // Authenticated messages take their places in the replay windows in the
   // order they were polled, before another thread can poll newer ones: a
   // thread preempted between here and handle_completions still finds them
@@ -512,7 +522,32 @@ bool device::progress_pass() {
   LCI_PROF_INC(*this, progress_calls);
   if (!did && n == 0) LCI_PROF_INC(*this, progress_empty);
 #endif
-  return did || n > 0;
+  if (did || n > 0 || in_place) {
+    t_idle_since_ns = 0;  // the thread's idle run is broken
+    return true;
+  }
+  if (nap_after_ns) idle_pass();
+  return false;
+}
+
+void device::idle_pass() {
+  const int64_t now = now_ns();
+  if (t_idle_since_ns == 0 || now - t_idle_last_ns > nap_gap_ns) {
+    t_idle_since_ns = t_idle_last_ns = now;
+    return;
+  }
+  t_idle_last_ns = now;
+  if (now - t_idle_since_ns < nap_after_ns || wait_policy() == LCIX_WAIT_SPIN) return;
+  net->nap(
+      nap_length_ns,
+      [](void* arg) {
+        const device& d = *static_cast<const device*>(arg);
+        return (d.backlog_size.load(std::memory_order_seq_cst) |
+                d.recv_deficit.load(std::memory_order_relaxed) |
+                d.parked_count.load(std::memory_order_relaxed)) != 0;
+      },
+      this);
+  t_idle_last_ns = now_ns();
 }
 
 namespace {

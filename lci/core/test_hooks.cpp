@@ -229,6 +229,16 @@ LCI_API LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_repli
   return LCI_ERR_FATAL;
 }
 
+LCI_API LCI_error_t LCIT_native_naps(LCI_device_t device, uint64_t* naps) noexcept try {
+  lci::native::native_device* s = hooked_native(device);
+  if (!s) return LCI_ERR_FEATURE_NA;
+  if (naps) *naps = s->naps();
+  return LCI_OK;
+} catch (...) {
+  lci::log_exception(__func__);
+  return LCI_ERR_FATAL;
+}
+
 LCI_API LCI_error_t LCIT_native_received(LCI_device_t device, uint64_t* total,
                                          uint64_t* in_place) noexcept try {
   lci::native::native_device* s = hooked_native(device);

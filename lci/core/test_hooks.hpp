@@ -42,6 +42,8 @@
 //   LCIT_native_received(device, &total, &in_place): messages the native
 //       transport received on device, and how many of them were delivered
 //       from their ring cells (deliver_in_place).
+//   LCIT_native_naps(device, &naps): how often a thread progressing device
+//       napped (native_device::nap).
 //   LCIT_native_refuse_cma(rank): devices created after the call treat
 //       cross-memory attach to rank as refused by the kernel (its bulk data
 //       is pipelined through the rings), as Yama or a container would.

@@ -60,6 +60,9 @@ LCI_error_t LCIT_native_state(LCI_device_t device, size_t* pending_replies, int*
  * into a waiting receive (LCI_SHM_IN_PLACE). */
 LCI_error_t LCIT_native_received(LCI_device_t device, uint64_t* total, uint64_t* in_place)
     LCI_NOEXCEPT;
+/* How often a thread progressing `device` napped (LCI_PROGRESS_NAP):
+ * LCI_ERR_FEATURE_NA where the device has no native transport. */
+LCI_error_t LCIT_native_naps(LCI_device_t device, uint64_t* naps) LCI_NOEXCEPT;
 /* Devices created after the call treat cross-memory attach to `rank` as
  * refused (its bulk data is pipelined), as Yama or a container would. */
 LCI_error_t LCIT_native_refuse_cma(int rank) LCI_NOEXCEPT;

@@ -2,6 +2,7 @@
 #include "lci/backend/native/native.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -573,7 +574,7 @@ bool native_device::send_notice(int rank, uint32_t imm) {
   c->src = rank_;
   c->imm = imm;
   c->length = 0;
-  ring::publish(s);
+  publish_to(rank, s);
   return true;
 }
 
@@ -599,6 +600,7 @@ void native_device::finish_cma(int notify, uint32_t imm, completion_kind kind, v
   finished_.push_back(f);
   finished_size_.store(finished_.size(), std::memory_order_relaxed);
   finished_lock_.unlock();
+  wake_self();
 }
 
 int native_device::flush_finished(completion* out, int max) {
@@ -667,7 +669,7 @@ status native_device::write(int rank, const void* buf, size_t len, uint64_t radd
   c->key = rkey;
   c->op = id;
   if (len) memcpy(c->data(), buf, len);
-  ring::publish(s);
+  publish_to(rank, s);
   return status::ok;
 }
 
@@ -708,7 +710,7 @@ status native_device::post_read(int rank, void* buf, size_t len, void*, uint64_t
   c->address = raddr;
   c->key = rkey;
   c->op = id;
-  ring::publish(s);
+  publish_to(rank, s);
   return status::ok;
 }
 
@@ -857,7 +859,7 @@ native_device::answer native_device::reply(int rank, const pending_reply& r) {
   }
   c->flags = ok ? 0 : flag_error;
   c->length = r.kind == cell_kind::read_reply && ok ? static_cast<uint32_t>(r.length) : 0;
-  ring::publish(s);
+  publish_to(rank, s);
   return ok || r.kind != cell_kind::read_reply ? answer::sent : answer::refused;
 }
 
@@ -898,7 +900,7 @@ bool native_device::forge(int rank, const cell_fields& f, const void* payload, s
   c->op = f.op;
   const size_t room = p.inbound.cell_size() - sizeof(cell);
   if (length) memcpy(c->data(), payload, length < room ? length : room);
-  ring::publish(s);
+  publish_to(rank, s);
   if (retarget) __atomic_store_n(&c->address, retarget, __ATOMIC_RELAXED);
   return true;
 }
@@ -936,6 +938,45 @@ uint64_t native_device::arrivals_waiting() const {
   };
   return published(own_ring_, head_.load(std::memory_order_relaxed)) +
          published(local_, local_head_.load(std::memory_order_relaxed));
+}
+
+// ---- napping --------------------------------------------------------------------------
+
+namespace {
+
+long futex_word(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* timeout) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex is 32 bits");
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, timeout, nullptr, 0);
+}
+
+}  // namespace
+
+void native_device::wake(segment_header* h) {
+  // The first to see the bell armed wakes every sleeper (one call for a
+  // burst of messages); the word is shared between processes (no
+  // FUTEX_PRIVATE_FLAG).
+  if (h->armed.exchange(0, std::memory_order_seq_cst) != 0)
+    futex_word(&h->armed, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+void native_device::wake_self() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // after the caller's publish
+  ring_bell(own_);
+}
+
+void native_device::nap(int64_t timeout_ns, bool (*busy)(void*), void* arg) {
+  own_->armed.store(1, std::memory_order_seq_cst);
+  // Work published before the store above is seen here; work published
+  // after it finds the bell armed.
+  if (finished_size_.load(std::memory_order_seq_cst) != 0 ||
+      replies_waiting_.load(std::memory_order_relaxed) != 0 ||
+      own_ring_.peek(head_.load(std::memory_order_relaxed)) ||
+      local_.peek(local_head_.load(std::memory_order_relaxed)) || busy(arg))
+    return;
+  const timespec t{static_cast<time_t>(timeout_ns / 1000000000),
+                   static_cast<long>(timeout_ns % 1000000000)};
+  futex_word(&own_->armed, FUTEX_WAIT, 1, &t);  // at once if no longer 1
+  naps_.store(naps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void native_device::check_peers() {

@@ -215,9 +215,13 @@ struct segment_header {
   uint32_t pad;
   alignas(64) std::atomic<uint64_t> tail;  // the ring's producers' counter
   alignas(64) uint64_t probe;              // read by peers to test cross-memory attach
+  // The doorbell (native_device::nap): 1 while a thread of the owner may be
+  // asleep on it (a futex word); whoever publishes work for the owner and
+  // reads 1 exchanges it for 0 and wakes the sleepers.
+  alignas(64) std::atomic<uint32_t> armed;
 };
 inline constexpr uint64_t segment_magic = 0x4c43495f53484d31ull;  // "LCI_SHM1"
-inline constexpr uint32_t segment_version = 5;
+inline constexpr uint32_t segment_version = 6;
 static_assert(sizeof(segment_header) <= 256, "segment header layout");
 
 // The owner's registrations for remote access, published in its segment so
@@ -393,7 +397,7 @@ class native_device final {
     if (__builtin_expect(s.cell == nullptr, 0)) return status::retry;  // ring full
     cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
     fill_message(c, buf, len, imm);
-    ring::publish(s);
+    publish_to(rank, s);
     return status::ok;
   }
 
@@ -407,7 +411,7 @@ class native_device final {
       return status::retry;
     }
     fill_message(static_cast<cell*>(static_cast<void*>(s.cell)), buf, len, imm);
-    ring::publish(s);
+    publish_to(rank, s);
     complete_local(done, completion_kind::send_done, ctx, 0);
     return status::ok;
   }
@@ -462,6 +466,25 @@ class native_device final {
     // then finds nothing and checks the peers.
     return __builtin_expect((++t_idle_calls & (peer_check_polls - 1)) == 0, 0);
   }
+
+  // Napping: a thread whose progress calls have found nothing for a while
+  // sleeps in the kernel until work arrives or `timeout_ns` passes, so
+  // that idle progress threads leave the processors to those with work.
+  // The doorbell is a word of this rank's segment (segment_header::armed):
+  // the napper stores 1 (seq_cst), looks for work once more (the rings,
+  // the lists of this device, and `busy(arg)`, the core's own queues) and
+  // only then waits on the word while it still reads 1; a producer
+  // publishes its cell with a seq_cst store and then reads the word (the
+  // two form a Dekker pair: either the napper sees the cell, or the
+  // producer sees 1 and wakes it). A local producer of work for poll()
+  // (a completion of this process, a finished operation, the core's
+  // backlog) rings the same bell (wake_self). A peer may write the word
+  // as it likes: the worst it can do is wake this rank for nothing or let
+  // it sleep to the timeout.
+  void nap(int64_t timeout_ns, bool (*busy)(void*), void* arg);
+  void wake_self();
+  // Naps that slept (for the state dump and the tests).
+  uint64_t naps() const { return naps_.load(std::memory_order_relaxed); }
 
   // A message delivered from its cell, without a receive buffer: called by
   // poll() (under the caller's poll serialisation) with the cell's
@@ -559,6 +582,7 @@ class native_device final {
       own_ring_.release(head++);
     }
     head_.store(head, std::memory_order_relaxed);
+    in_place_last_ = in_place_taken;
     if (messages) {  // one writer (the poller): no read-modify-write needed
       received_.store(received_.load(std::memory_order_relaxed) + static_cast<uint64_t>(messages),
                       std::memory_order_relaxed);
@@ -576,6 +600,9 @@ class native_device final {
     return n;
   }
 
+  // Messages the last poll() handed to the in-place callee (they are not
+  // among its completions). Read by the poller, under its serialisation.
+  int in_place_last() const { return in_place_last_; }
   // Messages received through the rings (for the path counters).
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
   // ... of which the in-place callee took (deliver_in_place).
@@ -641,7 +668,17 @@ class native_device final {
     completion c;
   };
 
-  void fill_message(cell* c, const void* buf, size_t len, uint32_t imm) {
+  // Publishes a cell of `rank`'s ring and wakes that rank if it naps.
+  [[gnu::always_inline]] void publish_to(int rank, const ring::slot& s) {
+    ring::publish_seq_cst(s);
+    ring_bell(peers_[static_cast<size_t>(rank)].head);
+  }
+  [[gnu::always_inline]] static void ring_bell(segment_header* h) {
+    if (__builtin_expect(h->armed.load(std::memory_order_seq_cst) != 0, 0)) wake(h);
+  }
+  [[gnu::noinline, gnu::cold]] static void wake(segment_header* h);
+
+  [[gnu::always_inline]] void fill_message(cell* c, const void* buf, size_t len, uint32_t imm) {
     c->kind = static_cast<uint8_t>(cell_kind::message);
     c->flags = 0;  // every field the consumer checks is written: a cell is reused
     c->src = rank_;
@@ -655,7 +692,8 @@ class native_device final {
     lc->c.ctx = ctx;
     lc->c.error = error;
     lc->skip = false;
-    ring::publish(s);
+    ring::publish_seq_cst(s);
+    ring_bell(own_);
   }
   void abandon_local(const ring::slot& s) {
     static_cast<local_cell*>(static_cast<void*>(s.cell))->skip = true;
@@ -738,6 +776,7 @@ class native_device final {
   std::atomic<uint32_t> replies_waiting_{0};
   rx_entry* rx_private_ = nullptr;
   in_place_fn in_place_ = nullptr;
+  int in_place_last_ = 0;
   void* in_place_arg_ = nullptr;
   int64_t last_check_ns_ = 0;
   uint32_t dead_peers_ = 0;  // local peers found exited (check_peers)
@@ -758,6 +797,7 @@ class native_device final {
   std::atomic<uint64_t> received_in_place_{0};
   std::atomic<uint64_t> reclaimed_{0};  // cells freed unread: their producer died
   alignas(64) std::atomic<uint32_t> polls_{0};  // poll() calls (written by the poller)
+  std::atomic<uint64_t> naps_{0};
   // Idle calls of may_have_work, per thread (initial-exec: one %fs load).
   static inline thread_local uint32_t t_idle_calls __attribute__((tls_model("initial-exec"))) = 0;
   alignas(64) std::atomic<size_t> finished_size_{0};

@@ -104,6 +104,11 @@ class ring {
   static void publish(const slot& s) {
     s.cell->seq.store(word(s.pos, st_published), std::memory_order_release);
   }
+  // The same, sequentially consistent: a load that follows it (a napping
+  // consumer's doorbell, native.hpp) is not ordered before it.
+  static void publish_seq_cst(const slot& s) {
+    s.cell->seq.store(word(s.pos, st_published), std::memory_order_seq_cst);
+  }
 
   // Consumer: the cell at `head` if it was published, else nullptr.
   cell_head* peek(uint64_t head) const {
