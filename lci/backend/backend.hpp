@@ -375,9 +375,6 @@ class backend_device final {
   // served by the native transport sleeps when idle (a network backend
   // has no doorbell here).
   bool can_nap() const { return native_ && !net_; }
-  void nap(int64_t timeout_ns, bool (*busy)(void*), void* arg) {
-    native_->nap(timeout_ns, busy, arg);
-  }
   // Whether the last poll() delivered messages in place (not among its
   // completions); the poller only.
   bool polled_in_place() const { return native_ && native_->in_place_last() != 0; }

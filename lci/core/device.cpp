@@ -11,6 +11,7 @@
 #include "lci/comp/registry.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/peer_failure.hpp"
+#include "lci/core/progress.hpp"
 #include "lci/core/rdv_op.hpp"
 #include "lci/core/test_flags.hpp"
 #include "lci/util/log.hpp"
@@ -143,9 +144,10 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
           group_index, rdma_piece, cfg.max_single_message_size, backend_max);
   post_initial_receives();
   if (cfg.shm_in_place) enable_in_place();
-  if (net->can_nap()) {
+  if (net->can_nap() && cfg.progress_nap_us > 0) {
     nap_after_ns = static_cast<int64_t>(cfg.progress_nap_us) * 1000;
     nap_length_ns = static_cast<int64_t>(cfg.progress_nap_max_us) * 1000;
+    nap_register(this);
   }
   // Every rank has its receives posted before anyone sends to this device,
   // and every rank has connected to this one.
@@ -169,6 +171,7 @@ std::unique_ptr<reg_cache> device::make_reg_cache(net::mr_access access,
 }
 
 device::~device() {
+  if (nap_after_ns) nap_unregister(this);
   if (!parked.empty())
     LCI_LOG(info, "device %d: %zu one-sided message(s) never consumed are freed", group_index,
             parked.size());

@@ -315,8 +315,9 @@ struct device {
   // The n (> 0) completions of one poll.
   [[gnu::noinline]] void handle_completions(net::completion* cs, int n);
   // An empty pass of a device that may nap: extends the calling thread's
-  // idle run, and naps once it is long enough.
+  // idle run, and naps once it is long enough (progress.cpp).
   [[gnu::noinline, gnu::cold]] void idle_pass();
+  void nap();
   void post_initial_receives();
   bool drain_backlog();
   bool refill_receives();

@@ -2,10 +2,12 @@
 // backlog (see progress.hpp).
 #include "lci/core/progress.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "lci/comp/signal.hpp"
@@ -157,6 +159,16 @@ thread_local const device* t_draining = nullptr;
 // the device.
 thread_local int64_t t_idle_since_ns __attribute__((tls_model("initial-exec"))) = 0;
 thread_local int64_t t_idle_last_ns __attribute__((tls_model("initial-exec"))) = 0;
+// The devices whose empty passes make up the run (a thread that progresses
+// several devices naps on all their bells at once). Only dereferenced
+// while registered (g_nap_devices, under g_nap_lock): a device freed since
+// is skipped.
+constexpr int max_run_devices = 8;
+thread_local device* t_run_devices[max_run_devices];
+thread_local int t_run_count = 0;
+
+std::mutex g_nap_lock;
+std::vector<device*> g_nap_devices;  // the live devices that may nap
 
 
 // A receive packet the network refused to post.
@@ -533,21 +545,51 @@ bool device::progress_pass() {
 void device::idle_pass() {
   const int64_t now = now_ns();
   if (t_idle_since_ns == 0 || now - t_idle_last_ns > nap_gap_ns) {
-    t_idle_since_ns = t_idle_last_ns = now;
-    return;
+    t_idle_since_ns = now;
+    t_run_count = 0;
   }
   t_idle_last_ns = now;
+  bool listed = false;
+  for (int i = 0; i < t_run_count; ++i) listed |= t_run_devices[i] == this;
+  if (!listed && t_run_count < max_run_devices) t_run_devices[t_run_count++] = this;
   if (now - t_idle_since_ns < nap_after_ns || wait_policy() == LCIX_WAIT_SPIN) return;
-  net->nap(
-      nap_length_ns,
-      [](void* arg) {
-        const device& d = *static_cast<const device*>(arg);
-        return (d.backlog_size.load(std::memory_order_seq_cst) |
-                d.recv_deficit.load(std::memory_order_relaxed) |
-                d.parked_count.load(std::memory_order_relaxed)) != 0;
-      },
-      this);
+  nap();
   t_idle_last_ns = now_ns();
+}
+
+void device::nap() {
+  // Every device of the run is armed and looked at once more; any work
+  // and the thread goes back to progress instead.
+  std::atomic<uint32_t>* bells[max_run_devices];
+  int n = 0;
+  {
+    std::lock_guard<std::mutex> g(g_nap_lock);
+    for (int i = 0; i < t_run_count; ++i) {
+      device* d = t_run_devices[i];
+      if (std::find(g_nap_devices.begin(), g_nap_devices.end(), d) == g_nap_devices.end())
+        continue;  // freed since
+      native::native_device* nd = d->net->native();
+      if (!nd->arm_idle() || (d->backlog_size.load(std::memory_order_seq_cst) |
+                              d->recv_deficit.load(std::memory_order_relaxed) |
+                              d->parked_count.load(std::memory_order_relaxed)) != 0)
+        return;
+      bells[n++] = nd->bell();
+    }
+  }
+  if (n == 0) return;
+  native::native_device::nap_on(bells, n, nap_length_ns);
+  net->native()->count_nap();
+}
+
+void nap_register(device* d) {
+  std::lock_guard<std::mutex> g(g_nap_lock);
+  g_nap_devices.push_back(d);
+}
+
+void nap_unregister(device* d) {
+  std::lock_guard<std::mutex> g(g_nap_lock);
+  g_nap_devices.erase(std::remove(g_nap_devices.begin(), g_nap_devices.end(), d),
+                      g_nap_devices.end());
 }
 
 namespace {

@@ -239,7 +239,10 @@ int op_table::in_flight() const {
 // ---- the device ------------------------------------------------------------------
 
 native_device::native_device(int rank, int nranks, int group_index, const options& o)
-    : opt_(o), rank_(rank), group_index_(group_index) {
+    : opt_(o),
+      rank_(rank),
+      group_index_(group_index),
+      let_through_(static_cast<uint32_t>(group_index)) {
   own_bytes_ = segment_bytes(o);
   fd_ = static_cast<int>(syscall(SYS_memfd_create, "lci-shm", MFD_CLOEXEC));
   if (fd_ < 0) fatal("shared-memory transport: memfd_create failed: %s", strerror(errno));
@@ -964,19 +967,39 @@ void native_device::wake_self() {
   ring_bell(own_);
 }
 
-void native_device::nap(int64_t timeout_ns, bool (*busy)(void*), void* arg) {
+bool native_device::arm_idle() {
   own_->armed.store(1, std::memory_order_seq_cst);
   // Work published before the store above is seen here; work published
   // after it finds the bell armed.
-  if (finished_size_.load(std::memory_order_seq_cst) != 0 ||
-      replies_waiting_.load(std::memory_order_relaxed) != 0 ||
-      own_ring_.peek(head_.load(std::memory_order_relaxed)) ||
-      local_.peek(local_head_.load(std::memory_order_relaxed)) || busy(arg))
-    return;
+  return finished_size_.load(std::memory_order_seq_cst) == 0 &&
+         replies_waiting_.load(std::memory_order_relaxed) == 0 &&
+         !own_ring_.peek(head_.load(std::memory_order_relaxed)) &&
+         !local_.peek(local_head_.load(std::memory_order_relaxed));
+}
+
+void native_device::nap_on(std::atomic<uint32_t>* const* bells, int n, int64_t timeout_ns) {
+  if (n > 1) {
+    // futex_waitv (Linux 5.16): sleeps until any of the words changes. Its
+    // timeout is absolute, on the clock named.
+    futex_waitv w[8] = {};
+    n = n < 8 ? n : 8;
+    for (int i = 0; i < n; ++i) {
+      w[i].val = 1;
+      w[i].uaddr = reinterpret_cast<uintptr_t>(bells[i]);
+      w[i].flags = FUTEX_32;  // shared between processes: no FUTEX_PRIVATE_FLAG
+    }
+    timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    const int64_t ns = end.tv_nsec + timeout_ns;
+    end.tv_sec += static_cast<time_t>(ns / 1000000000);
+    end.tv_nsec = static_cast<long>(ns % 1000000000);
+    if (syscall(SYS_futex_waitv, w, n, 0, &end, CLOCK_MONOTONIC) >= 0 || errno != ENOSYS) return;
+    // An older kernel: the first device's bell only (the others' messages
+    // wait for the timeout at worst).
+  }
   const timespec t{static_cast<time_t>(timeout_ns / 1000000000),
                    static_cast<long>(timeout_ns % 1000000000)};
-  futex_word(&own_->armed, FUTEX_WAIT, 1, &t);  // at once if no longer 1
-  naps_.store(naps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  futex_word(bells[0], FUTEX_WAIT, 1, &t);  // at once if no longer 1
 }
 
 void native_device::check_peers() {

@@ -463,17 +463,21 @@ class native_device final {
         local_.peek(local_head_.load(std::memory_order_relaxed)))
       return true;
     // Every peer_check_polls-th idle call of a thread runs poll(), which
-    // then finds nothing and checks the peers.
-    return __builtin_expect((++t_idle_calls & (peer_check_polls - 1)) == 0, 0);
+    // then finds nothing and checks the peers (and lets the core count an
+    // empty pass towards a nap). The count is the thread's, whatever the
+    // device; each device lets a different residue through, so that a
+    // thread progressing k devices in turn lets each of them through.
+    return __builtin_expect(((++t_idle_calls - let_through_) & (peer_check_polls - 1)) == 0, 0);
   }
 
   // Napping: a thread whose progress calls have found nothing for a while
-  // sleeps in the kernel until work arrives or `timeout_ns` passes, so
-  // that idle progress threads leave the processors to those with work.
-  // The doorbell is a word of this rank's segment (segment_header::armed):
-  // the napper stores 1 (seq_cst), looks for work once more (the rings,
-  // the lists of this device, and `busy(arg)`, the core's own queues) and
-  // only then waits on the word while it still reads 1; a producer
+  // sleeps in the kernel until work arrives or a timeout passes, so that
+  // idle progress threads leave the processors to those with work. The
+  // doorbell is a word of this rank's segment (segment_header::armed): the
+  // napper arms it (arm_idle: stores 1, seq_cst), looks for work once more
+  // (the rings, the lists of this device; the core adds its own queues)
+  // and only then waits on the word while it still reads 1 (nap_on, which
+  // may wait on the bells of several devices at once); a producer
   // publishes its cell with a seq_cst store and then reads the word (the
   // two form a Dekker pair: either the napper sees the cell, or the
   // producer sees 1 and wakes it). A local producer of work for poll()
@@ -481,7 +485,15 @@ class native_device final {
   // backlog) rings the same bell (wake_self). A peer may write the word
   // as it likes: the worst it can do is wake this rank for nothing or let
   // it sleep to the timeout.
-  void nap(int64_t timeout_ns, bool (*busy)(void*), void* arg);
+  //
+  // Arms the bell; true when poll() would then find nothing.
+  bool arm_idle();
+  std::atomic<uint32_t>* bell() { return &own_->armed; }
+  void count_nap() {
+    naps_.store(naps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // Waits while each of the n bells reads 1, for at most timeout_ns.
+  static void nap_on(std::atomic<uint32_t>* const* bells, int n, int64_t timeout_ns);
   void wake_self();
   // Naps that slept (for the state dump and the tests).
   uint64_t naps() const { return naps_.load(std::memory_order_relaxed); }
@@ -757,6 +769,7 @@ class native_device final {
   options opt_;
   int rank_ = 0;
   int group_index_ = 0;
+  uint32_t let_through_ = 0;  // group_index_, for may_have_work
   int fd_ = -1;
   int ptracer_ = 0;
   segment_header* own_ = nullptr;

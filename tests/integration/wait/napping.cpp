@@ -12,7 +12,12 @@
 // unexpected), checks every byte, rank and tag, and answers with a medium
 // message holding what it counted; rank 0 checks the answer.
 //
-// At the end each rank reads how often its device napped
+// --devices 2: a second device with its own endpoint; the progress
+// threads progress both in turn, and the rounds alternate between them,
+// so a thread napping must wake for a message on either device (it naps on
+// the doorbells of every device it progresses).
+//
+// At the end each rank reads how often its devices napped
 // (LCIT_native_naps): --naps some (the default: both ranks must have
 // napped, or the test proved nothing), --naps none (LCI_PROGRESS_NAP=0, or
 // a device that is not native-only: it never naps).
@@ -22,7 +27,7 @@
 // local peer is gone (the job ends naming rank 1; the CMake test checks
 // the message), never sleep on.
 //
-// usage: napping [--rounds N] [--quiet-ms MS] [--naps some|none] [--die]
+// usage: napping [--rounds N] [--quiet-ms MS] [--devices 1|2] [--naps some|none] [--die]
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -54,9 +59,15 @@ struct options {
   int shorts = 4;
   int mediums = 4;
   size_t long_bytes = 256 * 1024;
+  int devices = 1;
   bool expect_naps = true;
   bool die = false;
 };
+
+// The devices under test and an endpoint on each (LCI_UR_* first).
+LCI_device_t g_dev[2] = {nullptr, nullptr};
+LCI_endpoint_t g_ep[2] = {nullptr, nullptr};
+int g_ndev = 1;
 
 options parse(int argc, char** argv) {
   options o;
@@ -72,6 +83,8 @@ options parse(int argc, char** argv) {
       o.quiet_ms = std::atoi(value());
     else if (a == "--naps")
       o.expect_naps = std::string(value()) != "none";
+    else if (a == "--devices")
+      o.devices = std::atoi(value());
     else if (a == "--die")
       o.die = true;
     else
@@ -87,7 +100,8 @@ class progress_threads {
     for (int i = 0; i < n; ++i)
       threads_.emplace_back([this, i] {
         phase("progress thread %d", i);
-        while (!stop_.load(std::memory_order_relaxed)) LCI_progress(LCI_UR_DEVICE);
+        while (!stop_.load(std::memory_order_relaxed))
+          for (int d = 0; d < g_ndev; ++d) LCI_progress(g_dev[d]);
       });
   }
   ~progress_threads() { stop(); }
@@ -96,17 +110,24 @@ class progress_threads {
   // thread then takes it.
   void stop() {
     if (threads_.empty()) return;
-    LCI_comp_t self;
-    OK(LCI_sync_create(LCI_UR_DEVICE, 1, &self));
-    OK(LCI_recvs(LCI_UR_ENDPOINT, LCI_RANK, k_stop_tag, self, nullptr));
+    LCI_comp_t self[2];
+    for (int d = 0; d < g_ndev; ++d) {
+      OK(LCI_sync_create(g_dev[d], 1, &self[d]));
+      OK(LCI_recvs(g_ep[d], LCI_RANK, k_stop_tag, self[d], nullptr));
+    }
     stop_.store(true, std::memory_order_relaxed);
     LCI_short_t s{};
-    RETRY(LCI_sends(LCI_UR_ENDPOINT, s, LCI_RANK, k_stop_tag));
+    for (int d = 0; d < g_ndev; ++d) RETRY(LCI_sends(g_ep[d], s, LCI_RANK, k_stop_tag));
     for (std::thread& t : threads_) t.join();
     threads_.clear();
-    deadline d;
-    while (LCI_sync_test(self, nullptr) != LCI_OK) progress(d, "the message to this rank");
-    OK(LCI_sync_free(&self));
+    deadline dl;
+    for (int d = 0; d < g_ndev; ++d) {
+      while (LCI_sync_test(self[d], nullptr) != LCI_OK) {
+        dl.check("the message to this rank");
+        LCI_progress(g_dev[d]);
+      }
+      OK(LCI_sync_free(&self[d]));
+    }
   }
 
  private:
@@ -142,28 +163,29 @@ void wait_sync(LCI_comp_t sync, LCI_request_t* reqs) { OK(LCI_sync_wait(sync, re
 // Rank 0: one round's burst, then the answer.
 void send_round(const options& o, int round, std::vector<char>& medium, std::vector<char>& lng,
                 LCI_comp_t long_sync, LCI_comp_t answer_sync) {
+  const LCI_endpoint_t ep = g_ep[round % g_ndev];
   phase("round %d: quiet", round);
   std::this_thread::sleep_for(std::chrono::milliseconds(o.quiet_ms));
   uint64_t answer[3] = {0, 0, 0};
-  OK(LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{answer, sizeof(answer)}, 1, k_answer_tag,
+  OK(LCI_recvm(ep, LCI_mbuffer_t{answer, sizeof(answer)}, 1, k_answer_tag,
                answer_sync, nullptr));
   phase("round %d: sending", round);
   for (int i = 0; i < o.shorts; ++i) {
     LCI_short_t s;
     fill(&s, sizeof(s), seed(round, 1, i));
-    post([&] { return LCI_sends(LCI_UR_ENDPOINT, s, 1, k_short_tag + i); }, "LCI_sends");
+    post([&] { return LCI_sends(ep, s, 1, k_short_tag + i); }, "LCI_sends");
   }
   const size_t msize = medium_size(round);
   for (int i = 0; i < o.mediums; ++i) {
     fill(medium.data(), msize, seed(round, 2, i));
     post([&] {
-      return LCI_sendm(LCI_UR_ENDPOINT, LCI_mbuffer_t{medium.data(), msize}, 1,
+      return LCI_sendm(ep, LCI_mbuffer_t{medium.data(), msize}, 1,
                        k_medium_tag + i);
     }, "LCI_sendm");
   }
   fill(lng.data(), lng.size(), seed(round, 3, 0));
   LCI_lbuffer_t lb{LCI_SEGMENT_ALL, lng.data(), lng.size()};
-  post([&] { return LCI_sendl(LCI_UR_ENDPOINT, lb, 1, k_long_tag, long_sync, nullptr); },
+  post([&] { return LCI_sendl(ep, lb, 1, k_long_tag, long_sync, nullptr); },
        "LCI_sendl");
   phase("round %d: waiting for the long send", round);
   LCI_request_t r;
@@ -187,20 +209,21 @@ void send_round(const options& o, int round, std::vector<char>& medium, std::vec
 void receive_round(const options& o, int round, std::vector<std::vector<char>>& mediums,
                    std::vector<char>& lng, LCI_comp_t shorts_sync, LCI_comp_t mediums_sync,
                    LCI_comp_t long_sync) {
+  const LCI_endpoint_t ep = g_ep[round % g_ndev];
   // Every third round the receives go up late: the burst waits unexpected.
   if (round % 3 == 2) std::this_thread::sleep_for(std::chrono::milliseconds(o.quiet_ms * 2));
   phase("round %d: posting", round);
   const size_t msize = medium_size(round);
   for (int i = 0; i < o.shorts; ++i)
-    OK(LCI_recvs(LCI_UR_ENDPOINT, 0, k_short_tag + i, shorts_sync, nullptr));
+    OK(LCI_recvs(ep, 0, k_short_tag + i, shorts_sync, nullptr));
   for (int i = 0; i < o.mediums; ++i) {
     memset(mediums[static_cast<size_t>(i)].data(), k_sentinel, msize);
-    OK(LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{mediums[static_cast<size_t>(i)].data(), msize},
+    OK(LCI_recvm(ep, LCI_mbuffer_t{mediums[static_cast<size_t>(i)].data(), msize},
                  0, k_medium_tag + i, mediums_sync, reinterpret_cast<void*>(uintptr_t(i))));
   }
   memset(lng.data(), k_sentinel, lng.size());
   LCI_lbuffer_t lb{LCI_SEGMENT_ALL, lng.data(), lng.size()};
-  OK(LCI_recvl(LCI_UR_ENDPOINT, lb, 0, k_long_tag, long_sync, nullptr));
+  OK(LCI_recvl(ep, lb, 0, k_long_tag, long_sync, nullptr));
 
   phase("round %d: waiting", round);
   uint64_t answer[3] = {0, 0, 0};
@@ -236,7 +259,7 @@ void receive_round(const options& o, int round, std::vector<std::vector<char>>& 
   EXPECT(good, "round %d: long message (%zu bytes)", round, r.data.lbuffer.length);
   if (good) answer[2] = lng.size();
   post([&] {
-    return LCI_sendm(LCI_UR_ENDPOINT, LCI_mbuffer_t{answer, sizeof(answer)}, 0, k_answer_tag);
+    return LCI_sendm(ep, LCI_mbuffer_t{answer, sizeof(answer)}, 0, k_answer_tag);
   }, "LCI_sendm (answer)");
 }
 
@@ -247,6 +270,16 @@ int main(int argc, char** argv) {
   const options o = parse(argc, argv);
   if (LCI_NUM_PROCESSES != 2) die("needs exactly 2 ranks");
 
+  if (o.devices < 1 || o.devices > 2) die("--devices is 1 or 2");
+  g_ndev = o.devices;
+  g_dev[0] = LCI_UR_DEVICE;
+  g_ep[0] = LCI_UR_ENDPOINT;
+  LCI_plist_t plist = nullptr;
+  if (g_ndev == 2) {
+    OK(LCI_device_init(&g_dev[1]));
+    OK(LCI_plist_create(&plist));
+    OK(LCI_endpoint_init(&g_ep[1], g_dev[1], plist));
+  }
   LCI_comp_t s1, s2, s3, s4;
   OK(LCI_sync_create(LCI_UR_DEVICE, std::max(o.shorts, 1), &s1));
   OK(LCI_sync_create(LCI_UR_DEVICE, std::max(o.mediums, 1), &s2));
@@ -278,8 +311,12 @@ int main(int argc, char** argv) {
       die("rank 1's exit went unnoticed for 30 s while this rank napped");
     }
     uint64_t naps = 0;
-    const LCI_error_t rc = LCIT_native_naps(LCI_UR_DEVICE, &naps);
-    EXPECT(rc == LCI_OK || rc == LCI_ERR_FEATURE_NA, "LCIT_native_naps returned %d", rc);
+    for (int d = 0; d < g_ndev; ++d) {
+      uint64_t n = 0;
+      const LCI_error_t rc = LCIT_native_naps(g_dev[d], &n);
+      EXPECT(rc == LCI_OK || rc == LCI_ERR_FEATURE_NA, "LCIT_native_naps returned %d", rc);
+      naps += n;
+    }
     if (o.expect_naps)
       EXPECT(naps > 0, "the device never napped in %d quiet rounds", o.rounds);
     else
@@ -291,5 +328,10 @@ int main(int argc, char** argv) {
   OK(LCI_sync_free(&s2));
   OK(LCI_sync_free(&s3));
   OK(LCI_sync_free(&s4));
+  if (g_ndev == 2) {
+    OK(LCI_endpoint_free(&g_ep[1]));
+    OK(LCI_plist_free(&plist));
+    OK(LCI_device_free(&g_dev[1]));
+  }
   return harness_finish("napping");
 }
