@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "lci/util/fd_limit.hpp"
 #include "lci/util/signal_name.hpp"
 #include "tools/lcrun/ofi_shm_cleanup.hpp"
 
@@ -100,6 +101,9 @@ int supervisor::run() {
     }
   }
   start_ = steady::now();
+  // A socket, the ends of the output pipes and the child's pidfd per rank,
+  // and the ranks inherit the limit (each also holds one per local peer).
+  raise_fd_limit(static_cast<size_t>(opts_.nranks) * 4 + 64);
   for (int r = 0; r < opts_.nranks; ++r) {
     const auto i = static_cast<std::size_t>(r);
     if (!start_rank(r, paths[i], commands[i])) {
@@ -148,8 +152,16 @@ bool supervisor::install_signal_handlers() {
 bool supervisor::start_rank(int r, const std::string& path, std::vector<std::string> args) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    std::fprintf(stderr, "lcrun: cannot create the PMI socket for rank %d: %s\n", r,
-                 std::strerror(errno));
+    const int e = errno;
+    if (e == EMFILE || e == ENFILE)
+      std::fprintf(stderr,
+                   "lcrun: cannot create the PMI socket for rank %d: %s (the open-file limit, "
+                   "ulimit -n, is %zu; lcrun holds a descriptor per rank: raise the "
+                   "limit, or its hard limit with ulimit -Hn)\n",
+                   r, std::strerror(e), lci::fd_limit());
+    else
+      std::fprintf(stderr, "lcrun: cannot create the PMI socket for rank %d: %s\n", r,
+                   std::strerror(e));
     return false;
   }
   // Everything the child needs is built before fork(), so the child only

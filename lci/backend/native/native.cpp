@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "lci/util/clock.hpp"
+#include "lci/util/fd_limit.hpp"
 #include "lci/util/log.hpp"
 #include "lci/util/process_exited.hpp"
 #include "lci/util/random.hpp"
@@ -290,6 +291,12 @@ std::string native_device::address() const {
 void native_device::attach(const std::vector<std::string>& addresses,
                         const std::vector<bool>& local) {
   std::vector<int> others;  // the pids of the local peers
+  size_t local_peers = 0;
+  for (size_t r = 0; r < peers_.size(); ++r)
+    local_peers += local[r] && static_cast<int>(r) != rank_;
+  // A pidfd per local peer stays open, and each segment's descriptor while
+  // it is mapped: room for them and for the program's own files.
+  raise_fd_limit(local_peers + 256);
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (!local[r]) continue;
     peer& p = peers_[r];
@@ -310,6 +317,13 @@ void native_device::attach(const std::vector<std::string>& addresses,
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
     const int pfd = open(path, O_RDWR | O_CLOEXEC);
+    if (pfd < 0 && (errno == EMFILE || errno == ENFILE))
+      fatal_exit(1,
+                 "shared-memory transport: cannot open the segment of rank %zu (%s: %s): the "
+                 "open-file limit (ulimit -n) is %zu and each rank holds a descriptor per "
+                 "local peer (%zu here) besides its own; raise the limit (or its hard limit, "
+                 "ulimit -Hn)",
+                 r, path, strerror(errno), fd_limit(), local_peers);
     if (pfd < 0)
       fatal("shared-memory transport: cannot open the segment of rank %zu (%s: %s); run with "
             "LCI_SHM=0 to send through the network backend instead",
