@@ -161,14 +161,22 @@ thread_local int64_t t_idle_since_ns __attribute__((tls_model("initial-exec"))) 
 thread_local int64_t t_idle_last_ns __attribute__((tls_model("initial-exec"))) = 0;
 // The devices whose empty passes make up the run (a thread that progresses
 // several devices naps on all their bells at once). Only dereferenced
-// while registered (g_nap_devices, under g_nap_lock): a device freed since
+// while registered (nap_registry, under its lock): a device freed since
 // is skipped.
 constexpr int max_run_devices = 8;
 thread_local device* t_run_devices[max_run_devices];
 thread_local int t_run_count = 0;
 
-std::mutex g_nap_lock;
-std::vector<device*> g_nap_devices;  // the live devices that may nap
+// The live devices that may nap, and their lock: never destroyed, so that
+// a device freed during exit still finds them.
+struct nap_registry {
+  std::mutex lock;
+  std::vector<device*> devices;
+};
+nap_registry& nap_devices() {
+  static nap_registry* r = new nap_registry;
+  return *r;
+}
 
 
 // A receive packet the network refused to post.
@@ -563,10 +571,11 @@ void device::nap() {
   std::atomic<uint32_t>* bells[max_run_devices];
   int n = 0;
   {
-    std::lock_guard<std::mutex> g(g_nap_lock);
+    nap_registry& r = nap_devices();
+    std::lock_guard<std::mutex> g(r.lock);
     for (int i = 0; i < t_run_count; ++i) {
       device* d = t_run_devices[i];
-      if (std::find(g_nap_devices.begin(), g_nap_devices.end(), d) == g_nap_devices.end())
+      if (std::find(r.devices.begin(), r.devices.end(), d) == r.devices.end())
         continue;  // freed since
       native::native_device* nd = d->net->native();
       if (!nd->arm_idle() || (d->backlog_size.load(std::memory_order_seq_cst) |
@@ -582,14 +591,15 @@ void device::nap() {
 }
 
 void nap_register(device* d) {
-  std::lock_guard<std::mutex> g(g_nap_lock);
-  g_nap_devices.push_back(d);
+  nap_registry& r = nap_devices();
+  std::lock_guard<std::mutex> g(r.lock);
+  r.devices.push_back(d);
 }
 
 void nap_unregister(device* d) {
-  std::lock_guard<std::mutex> g(g_nap_lock);
-  g_nap_devices.erase(std::remove(g_nap_devices.begin(), g_nap_devices.end(), d),
-                      g_nap_devices.end());
+  nap_registry& r = nap_devices();
+  std::lock_guard<std::mutex> g(r.lock);
+  r.devices.erase(std::remove(r.devices.begin(), r.devices.end(), d), r.devices.end());
 }
 
 namespace {

@@ -929,11 +929,12 @@ void native_device::describe(const net::describe_fn& out) const {
   snprintf(line, sizeof(line),
            "native: inbound ring %" PRIu64 "/%" PRIu64 " cells in use; %d pipelined "
            "operation(s) in flight; answers waiting for room: %s; %zu completion(s) waiting "
-           "for room; %" PRIu64 " cell(s) taken back from dead senders",
+           "for room; %" PRIu64 " cell(s) taken back from dead senders; %" PRIu64
+           " nap(s) of idle progress threads",
            own_ring_.occupied(), own_ring_.size(), ops_.in_flight(),
            replies_waiting_.load(std::memory_order_relaxed) ? "yes" : "no",
            finished_size_.load(std::memory_order_relaxed),
-           reclaimed_.load(std::memory_order_relaxed));
+           reclaimed_.load(std::memory_order_relaxed), naps_.load(std::memory_order_relaxed));
   out(line);
   for (size_t r = 0; r < peers_.size(); ++r) {
     const peer& p = peers_[r];
