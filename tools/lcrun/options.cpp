@@ -85,7 +85,9 @@ void usage(std::FILE* out) {
                "Environment: LCRUN_TIMEOUT=<seconds> ends the job after that long (status 124);\n"
                "first every rank is sent the signal LCI_DUMP_SIGNAL (lcrun sets USR2 unless it\n"
                "is set; none: no signal), on which LCI prints what the rank waits for to\n"
-               "stderr, and lcrun waits 2 s for those dumps.\n"
+               "stderr, and lcrun waits 2 s for those dumps. LCRUN_STATS=1 prints, at the\n"
+               "end, what the job asked of lcrun's PMI server (requests by command, bytes,\n"
+               "time spent serving).\n"
                "Exit status: the worst rank status (128+S for a rank killed by signal S).\n"
                "When a rank fails (without --keep-going), the other ranks get SIGTERM, then\n"
                "SIGKILL 2 s later.\n",

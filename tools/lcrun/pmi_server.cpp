@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -42,6 +43,8 @@ void pmi_server::receive(int r) {
       return;
     }
     rs.in.append(buf, static_cast<std::size_t>(n));
+    stats_.bytes_in += static_cast<uint64_t>(n);
+    const auto served_from = std::chrono::steady_clock::now();
     // Every complete line is served, then the served prefix is dropped
     // in one go (erasing line by line would be quadratic).
     std::size_t start = 0, nl;
@@ -51,6 +54,8 @@ void pmi_server::receive(int r) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (!line.empty()) handle(r, line);
     }
+    stats_.serve_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - served_from).count();
     if (rs.fd < 0) return;  // closed while serving a line
     rs.in.erase(0, start);
     if (rs.in.size() > max_line_length) {
@@ -69,6 +74,14 @@ void pmi_server::handle(int r, const std::string& line) {
     protocol_error(r, "sent an unsupported PMI line '" + printable(line.substr(0, 200)) + "'");
     return;
   }
+  if (*cmd == "put")
+    ++stats_.puts;
+  else if (*cmd == "get")
+    ++stats_.gets;
+  else if (*cmd == "barrier_in")
+    ++stats_.barrier_ins;
+  else
+    ++stats_.other;
   conversation& rs = conv_[r];
   if (*cmd == "init") {
     const std::string* version = field("pmi_version");
@@ -146,6 +159,7 @@ void pmi_server::reply(int r, const std::string& line) {
   if (rs.fd < 0) return;
   rs.out += line;
   rs.out += '\n';
+  stats_.bytes_out += line.size() + 1;
   flush(r);
 }
 
@@ -190,6 +204,7 @@ void pmi_server::release_barrier_if_complete() {
   for (int i = 0; i < nranks_; ++i)
     if (!conv_[i].in_barrier && !job_.failed(i)) return;
   in_barrier_ = 0;
+  ++stats_.barriers;
   for (int i = 0; i < nranks_; ++i) {
     if (!conv_[i].in_barrier) continue;
     conv_[i].in_barrier = false;

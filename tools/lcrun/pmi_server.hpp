@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -102,6 +103,17 @@ class pmi_server {
 
   const std::map<std::string, std::string>& kvs() const { return kvs_; }
 
+  // What the job asked of the server (LCRUN_STATS=1 prints it): requests
+  // by command, barriers completed, bytes read and written, and the time
+  // spent serving requests (parsing, the store, replies).
+  struct stats {
+    uint64_t puts = 0, gets = 0, barrier_ins = 0, other = 0;
+    uint64_t barriers = 0;
+    uint64_t bytes_in = 0, bytes_out = 0;
+    double serve_s = 0;
+  };
+  const stats& statistics() const { return stats_; }
+
  private:
   struct conversation {
     int fd = -1;          // lcrun's end of the socket; -1 once closed
@@ -122,6 +134,7 @@ class pmi_server {
   std::vector<conversation> conv_;
   std::map<std::string, std::string> kvs_;
   int in_barrier_ = 0;  // ranks waiting in the current barrier
+  stats stats_;
 };
 
 }  // namespace lci::lcrun

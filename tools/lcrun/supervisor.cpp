@@ -118,6 +118,8 @@ int supervisor::run() {
   if (dumping_ && !terminating_)
     std::fprintf(stderr, "lcrun: LCRUN_TIMEOUT=%g s expired; the ranks ended when asked for "
                  "their state\n", opts_.timeout_s);
+  if (const char* st = std::getenv("LCRUN_STATS"); st != nullptr && std::strcmp(st, "1") == 0)
+    print_stats();
   std::string failed;
   for (int r = 0; r < opts_.nranks; ++r)
     if (ranks_[r].failed) failed += (failed.empty() ? "" : ", ") + std::to_string(r);
@@ -125,6 +127,27 @@ int supervisor::run() {
     std::fprintf(stderr, "lcrun: --keep-going: rank(s) %s failed; the others ran on\n",
                  failed.c_str());
   return status_;
+}
+
+void supervisor::print_stats() const {
+  const pmi_server::stats& s = server_.statistics();
+  std::size_t kvs_bytes = 0;
+  for (const auto& [key, value] : server_.kvs()) kvs_bytes += key.size() + value.size();
+  const uint64_t ops = s.puts + s.gets + s.barrier_ins + s.other;
+  std::fprintf(stderr,
+               "lcrun: PMI server, %d ranks: %llu requests (%llu put, %llu get, %llu "
+               "barrier_in in %llu barriers, %llu other; %.1f per rank), %llu bytes in, "
+               "%llu bytes out, %zu keys (%zu bytes) in the store, %.3f s serving, %.3f s "
+               "wall\n",
+               opts_.nranks, static_cast<unsigned long long>(ops),
+               static_cast<unsigned long long>(s.puts), static_cast<unsigned long long>(s.gets),
+               static_cast<unsigned long long>(s.barrier_ins),
+               static_cast<unsigned long long>(s.barriers),
+               static_cast<unsigned long long>(s.other),
+               static_cast<double>(ops) / opts_.nranks,
+               static_cast<unsigned long long>(s.bytes_in),
+               static_cast<unsigned long long>(s.bytes_out), server_.kvs().size(), kvs_bytes,
+               s.serve_s, std::chrono::duration<double>(steady::now() - start_).count());
 }
 
 bool supervisor::install_signal_handlers() {

@@ -84,6 +84,8 @@ class supervisor final : private pmi_job {
   void terminate() override;
 
   bool install_signal_handlers();
+  // LCRUN_STATS=1: what the job asked of the PMI server, on stderr.
+  void print_stats() const;
   bool start_rank(int r, const std::string& path, std::vector<std::string> args);
   void serve();
   int poll_timeout_ms() const;
