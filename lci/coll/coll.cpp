@@ -310,7 +310,7 @@ void take_up(state* c, int i) {
     if (!poison && c->mbuf.length) c->op(c->mbuf.address, data, c->mbuf.length);
     if (data) {
       packet* p = packet::of_payload(data);
-      p->dev->put_packet(p);
+      scan_pool_owner(p)->put_packet(p);
     }
   } else if (c->kind == coll_kind::allreducel) {
     if (!poison && c->lbuf.length) c->op(c->lbuf.address, c->scratch[i].address, c->lbuf.length);
@@ -494,7 +494,7 @@ void finish_coll(state* c) {
   LCI_comp_t comp = c->ep->msg_comp_type == LCI_COMPLETION_NONE ? nullptr : c->comp;
   for (int i = 0; i < c->nreserved; ++i) {
     packet* p = packet::of_payload(c->reserved[i]);
-    p->dev->put_packet(p);
+    scan_pool_owner(p)->put_packet(p);
   }
   if (c->kind == coll_kind::allreducel)
     for (int i = 0; i < c->nchildren; ++i)

@@ -89,8 +89,10 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
   // Sent from and received into only: peers' RDMA cannot reach the slab.
   slab_mr = net->register_memory(slab, slab_bytes, net::mr_access::local);
   if (!slab_mr.handle) fatal("registering the packet pool (%zu bytes) failed", slab_bytes);
-  for (size_t i = 0; i < npackets; ++i)
-    reinterpret_cast<packet*>(slab + i * packet_size)->dev = this;
+  // Nothing is written to the slab here: a packet's pages are touched when
+  // it is first used, so a device holds in memory the packets it used, not
+  // all LCI_SERVER_NUM_PKTS (a packet's device is found from its address,
+  // scan_pool_owner).
   packets = std::make_unique<packet_pool>(slab, packet_size, npackets);
 
   // Receive descriptors: as many as packets, then heap overflow (a receive

@@ -169,8 +169,6 @@ struct device;
 //  - posted for receive / holding an arrived message: `in` (the match node
 //    lets it sit in the matching table while it waits for its receive);
 //  - carrying an outgoing message: `out` (what the send completion needs).
-// `dev` is set once when the pool is created and never changes: it lets
-// LCI_mbuffer_free find the pool from the buffer address alone.
 // `user_owned` (debug builds only) is true while the program owns the
 // packet as an LCI medium buffer: set when LCI hands it out (mbuffer_alloc,
 // recvmn, putma/putmna targets), cleared when it returns to the pool, so
@@ -200,7 +198,6 @@ struct packet {
       uint32_t tag() const { return uint32_t{tag_hi} << 16 | imm_tag(imm); }
     } out;
   };
-  device* dev;
   bool user_owned;
 
   char* payload() { return reinterpret_cast<char*>(this) + packet_header_size; }
