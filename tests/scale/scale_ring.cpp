@@ -4,6 +4,8 @@
 // `--bytes`-byte messages with its k nearest neighbours on each side of a
 // ring (--k, default 1: the left and the right one; --all: every rank),
 // checks every byte, rank and tag, and meets the others in LCI_barrier.
+// --fan-in instead: every other rank sends rank 0 one message and rank 0
+// receives them all (N - 1 senders to one rank at once).
 // Then each rank sends rank 0 what it measured: the time from its start to
 // the end of LCI_initialize, its open file descriptors (/proc/self/fd) and
 // its peak resident memory (VmHWM), and rank 0 prints one line:
@@ -15,7 +17,7 @@
 // Exit status 0 only if every message arrived intact. Run under lcrun (with
 // LCRUN_STATS=1 lcrun adds its PMI counts), mpiexec or by hand.
 //
-// usage: scale_ring [--k K | --all] [--bytes B]
+// usage: scale_ring [--k K | --all | --fan-in] [--bytes B]
 #include <dirent.h>
 #include <time.h>
 
@@ -76,7 +78,7 @@ void progress_until(LCI_comp_t sync) {
 int main(int argc, char** argv) {
   const double start = realtime_s();
   int k = 1;
-  bool all = false;
+  bool all = false, fan_in = false;
   size_t bytes = 64;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -84,10 +86,12 @@ int main(int argc, char** argv) {
       k = std::atoi(argv[++i]);
     else if (a == "--all")
       all = true;
+    else if (a == "--fan-in")
+      fan_in = true;
     else if (a == "--bytes" && i + 1 < argc)
       bytes = static_cast<size_t>(std::atol(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: scale_ring [--k K | --all] [--bytes B]\n");
+      std::fprintf(stderr, "usage: scale_ring [--k K | --all | --fan-in] [--bytes B]\n");
       return 2;
     }
   }
@@ -96,9 +100,16 @@ int main(int argc, char** argv) {
   const int n = LCI_NUM_PROCESSES, me = LCI_RANK;
   if (bytes > static_cast<size_t>(LCI_MEDIUM_SIZE)) bytes = static_cast<size_t>(LCI_MEDIUM_SIZE);
 
-  // The peers: k on each side (distinct, not this rank), or all.
-  std::vector<int> peers;
-  if (all) {
+  // The peers: k on each side (distinct, not this rank), or all; with
+  // --fan-in rank 0 receives from every rank and the others send to it
+  // (peers: whom this rank sends to; from: whom it receives from).
+  std::vector<int> peers, from;
+  if (fan_in) {
+    if (me == 0)
+      for (int r = 1; r < n; ++r) from.push_back(r);
+    else
+      peers.push_back(0);
+  } else if (all) {
     for (int r = 0; r < n; ++r)
       if (r != me) peers.push_back(r);
   } else {
@@ -110,29 +121,30 @@ int main(int argc, char** argv) {
     peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   }
 
-  const int np = static_cast<int>(peers.size());
-  std::vector<std::vector<uint8_t>> in(peers.size(), std::vector<uint8_t>(bytes));
+  if (!fan_in) from = peers;
+  const int np = static_cast<int>(peers.size()), nf = static_cast<int>(from.size());
+  std::vector<std::vector<uint8_t>> in(from.size(), std::vector<uint8_t>(bytes));
   std::vector<uint8_t> out(bytes);
   LCI_comp_t sync = nullptr;
-  if (np > 0) LCI_sync_create(LCI_UR_DEVICE, np, &sync);
-  for (int i = 0; i < np; ++i)
+  if (nf > 0) LCI_sync_create(LCI_UR_DEVICE, nf, &sync);
+  for (int i = 0; i < nf; ++i)
     LCI_recvm(LCI_UR_ENDPOINT, LCI_mbuffer_t{in[static_cast<size_t>(i)].data(), bytes},
-              peers[static_cast<size_t>(i)], 7, sync, nullptr);
+              from[static_cast<size_t>(i)], 7, sync, nullptr);
   for (int i = 0; i < np; ++i) {
     const int dst = peers[static_cast<size_t>(i)];
     for (size_t b = 0; b < bytes; ++b) out[b] = pattern(me, dst, b);
     while (LCI_sendm(LCI_UR_ENDPOINT, LCI_mbuffer_t{out.data(), bytes}, dst, 7) == LCI_ERR_RETRY)
       LCI_progress(LCI_UR_DEVICE);
   }
-  std::vector<LCI_request_t> reqs(static_cast<size_t>(std::max(np, 1)));
+  std::vector<LCI_request_t> reqs(static_cast<size_t>(std::max(nf, 1)));
   int good = 0, bad = 0;
-  if (np > 0) {
+  if (nf > 0) {
     while (LCI_sync_test(sync, reqs.data()) != LCI_OK) LCI_progress(LCI_UR_DEVICE);
-    for (int i = 0; i < np; ++i) {
+    for (int i = 0; i < nf; ++i) {
       const LCI_request_t& r = reqs[static_cast<size_t>(i)];
       const auto* p = static_cast<const uint8_t*>(r.data.mbuffer.address);
       bool ok = r.flag == LCI_OK && r.tag == 7 && r.data.mbuffer.length == bytes &&
-                std::find(peers.begin(), peers.end(), r.rank) != peers.end();
+                std::find(from.begin(), from.end(), r.rank) != from.end();
       for (size_t b = 0; ok && b < bytes; ++b) ok = p[b] == pattern(r.rank, me, b);
       if (!ok)
         std::fprintf(stderr, "scale_ring: rank %d: message from rank %d (tag %u, %zu bytes) "
@@ -178,7 +190,8 @@ int main(int argc, char** argv) {
     std::printf("scale_ring: %d ranks, %s: all initialized %.3f s after the first start "
                 "(slowest rank %.3f s); fds per rank %d..%d; peak RSS per rank %.1f..%.1f MB; "
                 "messages checked %ld, wrong %ld\n",
-                n, all ? "all peers" : ("k=" + std::to_string(k)).c_str(), last - first,
+                n, fan_in ? "fan-in" : all ? "all peers" : ("k=" + std::to_string(k)).c_str(),
+                last - first,
                 slowest, fd_lo, fd_hi, rss_lo, rss_hi, checked, wrong);
     if (wrong) status = 1;
   } else {
