@@ -73,8 +73,9 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   boot.put(key, mine);
   boot.fence();
   std::vector<std::string> hosts(static_cast<size_t>(nranks)), addresses(hosts.size());
+  const std::vector<std::string> published = boot.get_all(key);
   for (int r = 0; r < nranks; ++r) {
-    const std::string v = r == me ? mine : boot.get(r, key);
+    const std::string& v = r == me ? mine : published[static_cast<size_t>(r)];
     const size_t comma = v.find(',');
     if (v == "off" || comma == std::string::npos) {
       hosts[static_cast<size_t>(r)] = "off/" + std::to_string(r);  // a host of its own

@@ -76,6 +76,12 @@ int abort_status(int code) { return code > 0 && code < 256 ? code : 1; }
 
 }  // namespace detail
 
+std::vector<std::string> bootstrap::get_all(const std::string& key) {
+  std::vector<std::string> values(static_cast<size_t>(size()));
+  for (int r = 0; r < size(); ++r) values[static_cast<size_t>(r)] = get(r, key);
+  return values;
+}
+
 namespace {
 
 bool env_set(const char* name) {

@@ -42,6 +42,11 @@ class bootstrap {
   // Value that rank `rank` put under `key` (before a fence). Aborts the
   // process with a message naming the key if there is none.
   virtual std::string get(int rank, const std::string& key) = 0;
+  // Every rank's value under `key` (after a fence), by rank; as get() for
+  // each rank, which is what it does unless the mechanism can do better
+  // (lcrun's server answers with many values per request, so a rank asks
+  // a few times instead of once per rank).
+  virtual std::vector<std::string> get_all(const std::string& key);
   // Collective barrier over all ranks.
   virtual void barrier() = 0;
   // Ends the whole job with an error message (does not return).

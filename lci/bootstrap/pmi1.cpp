@@ -70,15 +70,6 @@ using pmi1_wire::parse_int;
 using reply = pmi1_wire::line;
 using pmi1_wire::parse_line;
 
-// 64-bit FNV-1a: a stable, dependency-free hash for shortening long keys.
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 // Owns the stream to the process manager and frames it into lines.
 class line_stream {
@@ -327,6 +318,35 @@ class pmi1 final : public bootstrap {
     return *value;
   }
 
+  // Under lcrun: its getall extension (pmi1_wire.hpp), a few requests for
+  // every rank's value; elsewhere one get per rank.
+  std::vector<std::string> get_all(const std::string& key) override {
+    if (!is_lcrun()) return bootstrap::get_all(key);
+    detail::check_key("get", key);
+    std::vector<std::string> values(static_cast<size_t>(size_));
+    for (int from = 0; from < size_;) {
+      reply r = call("cmd=getall kvsname=" + kvsname_ + " key=" + key +
+                         " from=" + std::to_string(from),
+                     "getall", "getall_result", /*allow_error=*/true);
+      if (r.get_or("rc", "0") != "0")
+        abort(1, "get: a rank put no value under key '" + key +
+                     "' before the last fence (process manager: " + r.get_or("msg", "?") + ")");
+      long next = 0;
+      if (!parse_int(r.get_or("next", "").c_str(), next) || next <= from || next > size_)
+        fail_protocol("getall", "the reply's next rank is missing or out of range: '" +
+                                    r.text.substr(0, 200) + "'");
+      int at = from;
+      for (const auto& f : r.fields)
+        if (f.first == "v" && at < next) values[static_cast<size_t>(at++)] = f.second;
+      if (at != next)
+        fail_protocol("getall", "the reply holds " + std::to_string(at - from) +
+                                    " values for ranks " + std::to_string(from) + " to " +
+                                    std::to_string(next - 1));
+      from = static_cast<int>(next);
+    }
+    return values;
+  }
+
   [[noreturn]] void abort(int code, const std::string& message) override {
     const int status = detail::abort_status(code);
     // lcrun prints the message it receives; other process managers (Hydra)
@@ -461,12 +481,7 @@ class pmi1 final : public bootstrap {
   }
 
   std::string wire_key(int rank, const std::string& key) const {
-    std::string prefix = "lci." + std::to_string(rank) + ".";
-    // keylen_max counts the terminating NUL of the server's buffers.
-    if (prefix.size() + key.size() < keylen_max_) return prefix + key;
-    char hashed[24];
-    std::snprintf(hashed, sizeof hashed, "#%016llx", static_cast<unsigned long long>(fnv1a(key)));
-    return prefix + hashed;
+    return pmi1_wire::wire_key(rank, key, keylen_max_);
   }
 
   [[noreturn]] void fail_io(const char* command, const std::string& err, bool closed) const {

@@ -8,12 +8,45 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace lci::bootstrap::pmi1_wire {
+
+// 64-bit FNV-1a: a stable, dependency-free hash for shortening long keys.
+inline std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// The store's key for `key` put by `rank`: "lci.<rank>.<key>", or with the
+// key replaced by "#<its hash>" where that would not fit keylen_max (which
+// counts the servers' terminating NUL). The client (put, get) and lcrun's
+// server (getall) name keys alike.
+inline std::string wire_key(int rank, const std::string& key, std::size_t keylen_max) {
+  std::string prefix = "lci." + std::to_string(rank) + ".";
+  if (prefix.size() + key.size() < keylen_max) return prefix + key;
+  char hashed[24];
+  std::snprintf(hashed, sizeof hashed, "#%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  return prefix + hashed;
+}
+
+// lcrun's extension of PMI-1 (sent only to lcrun, LCI_LCRUN): "cmd=getall
+// kvsname=K key=<key> from=<rank>" asks for the values of ranks from, from
+// + 1, ... under key (named per rank as wire_key does); the reply
+// "cmd=getall_result rc=0 next=<rank> v=<value> v=<value> ..." carries them
+// in rank order up to rank next - 1, at most getall_reply_bytes of values,
+// so that a rank reads every rank's value in a few requests instead of one
+// per rank. rc=-1 with a msg when a rank has no such value.
+inline constexpr std::size_t getall_reply_bytes = 32 * 1024;
 
 // Strict decimal parse of a whole string; false on junk or overflow.
 inline bool parse_int(const char* text, long& out) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "lci/bootstrap/bootstrap.hpp"
 
@@ -71,6 +72,29 @@ int main(int argc, char** argv) {
     // The next round overwrites long_key: no rank may put it before every
     // rank has read this round's value.
     bs->barrier();
+  }
+  // Every rank's value at once (get_all: lcrun's getall extension, one get
+  // per rank elsewhere): a short key, a key of 57 characters (hashed on the
+  // wire for ranks from 10 on, whose prefix "lci.NN." is one longer), and
+  // values of 500 characters, so that from 66 ranks on lcrun answers in
+  // more than one reply.
+  const std::string big_key = "big_" + std::string(53, 'k');
+  bs->put("small", value_of(rank, 7));
+  bs->put(big_key, std::string(500, static_cast<char>('A' + rank % 26)) + std::to_string(rank));
+  bs->fence();
+  const std::vector<std::string> small = bs->get_all("small");
+  const std::vector<std::string> big = bs->get_all(big_key);
+  expect(small.size() == static_cast<size_t>(size) && big.size() == static_cast<size_t>(size),
+         "get_all returned " + std::to_string(small.size()) + " and " +
+             std::to_string(big.size()) + " values");
+  for (int peer = 0; peer < size && peer < static_cast<int>(small.size()) &&
+                     peer < static_cast<int>(big.size());
+       ++peer) {
+    expect(small[static_cast<size_t>(peer)] == value_of(peer, 7),
+           "get_all: rank " + std::to_string(peer) + "'s small value");
+    expect(big[static_cast<size_t>(peer)] ==
+               std::string(500, static_cast<char>('A' + peer % 26)) + std::to_string(peer),
+           "get_all: rank " + std::to_string(peer) + "'s big value");
   }
   for (int i = 0; i < 5; ++i) bs->barrier();
 

@@ -78,6 +78,8 @@ void pmi_server::handle(int r, const std::string& line) {
     ++stats_.puts;
   else if (*cmd == "get")
     ++stats_.gets;
+  else if (*cmd == "getall")
+    ++stats_.getalls;
   else if (*cmd == "barrier_in")
     ++stats_.barrier_ins;
   else
@@ -125,6 +127,34 @@ void pmi_server::handle(int r, const std::string& line) {
                    "_not_found value=unknown");
     else
       reply(r, "cmd=get_result rc=0 msg=success value=" + it->second);
+  } else if (*cmd == "getall") {
+    const std::string* key = field("key");
+    const std::string* kvs = field("kvsname");
+    long from = -1;
+    if (kvs != nullptr && *kvs != kvsname_) {
+      reply(r, "cmd=getall_result rc=-1 msg=unknown_kvsname");
+    } else if (key == nullptr || key->empty() ||
+               !bootstrap::pmi1_wire::parse_int(field("from") ? field("from")->c_str() : "",
+                                               from) ||
+               from < 0 || from >= nranks_) {
+      reply(r, "cmd=getall_result rc=-1 msg=getall_needs_key_and_from");
+    } else {
+      std::string out = "cmd=getall_result rc=0";
+      std::string values;
+      int next = static_cast<int>(from);
+      for (; next < nranks_ && values.size() < bootstrap::pmi1_wire::getall_reply_bytes;
+           ++next) {
+        auto it = kvs_.find(bootstrap::pmi1_wire::wire_key(next, *key, keylen_max));
+        if (it == kvs_.end()) break;
+        values += " v=";
+        values += it->second;
+      }
+      if (next == from)
+        reply(r, "cmd=getall_result rc=-1 msg=key_" + *key + "_of_rank_" +
+                     std::to_string(from) + "_not_found");
+      else
+        reply(r, out + " next=" + std::to_string(next) + values);
+    }
   } else if (*cmd == "barrier_in") {
     if (rs.in_barrier) {
       protocol_error(r, "entered a PMI barrier twice");

@@ -107,7 +107,7 @@ class pmi_server {
   // by command, barriers completed, bytes read and written, and the time
   // spent serving requests (parsing, the store, replies).
   struct stats {
-    uint64_t puts = 0, gets = 0, barrier_ins = 0, other = 0;
+    uint64_t puts = 0, gets = 0, getalls = 0, barrier_ins = 0, other = 0;
     uint64_t barriers = 0;
     uint64_t bytes_in = 0, bytes_out = 0;
     double serve_s = 0;

@@ -133,14 +133,15 @@ void supervisor::print_stats() const {
   const pmi_server::stats& s = server_.statistics();
   std::size_t kvs_bytes = 0;
   for (const auto& [key, value] : server_.kvs()) kvs_bytes += key.size() + value.size();
-  const uint64_t ops = s.puts + s.gets + s.barrier_ins + s.other;
+  const uint64_t ops = s.puts + s.gets + s.getalls + s.barrier_ins + s.other;
   std::fprintf(stderr,
-               "lcrun: PMI server, %d ranks: %llu requests (%llu put, %llu get, %llu "
-               "barrier_in in %llu barriers, %llu other; %.1f per rank), %llu bytes in, "
+               "lcrun: PMI server, %d ranks: %llu requests (%llu put, %llu get, %llu getall, "
+               "%llu barrier_in in %llu barriers, %llu other; %.1f per rank), %llu bytes in, "
                "%llu bytes out, %zu keys (%zu bytes) in the store, %.3f s serving, %.3f s "
                "wall\n",
                opts_.nranks, static_cast<unsigned long long>(ops),
                static_cast<unsigned long long>(s.puts), static_cast<unsigned long long>(s.gets),
+               static_cast<unsigned long long>(s.getalls),
                static_cast<unsigned long long>(s.barrier_ins),
                static_cast<unsigned long long>(s.barriers),
                static_cast<unsigned long long>(s.other),

@@ -213,8 +213,9 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     kx.reset();
   }
   addrs_.resize(static_cast<size_t>(boot.size()));
+  const std::vector<std::string> addresses = boot.get_all(key);
   for (int r = 0; r < boot.size(); ++r) {
-    std::vector<unsigned char> addr = from_hex(boot.get(r, key));
+    std::vector<unsigned char> addr = from_hex(addresses[static_cast<size_t>(r)]);
     if (s.report_evidence && (info_->addr_format == FI_SOCKADDR_IN ||
                           info_->addr_format == FI_SOCKADDR_IN6)) {
       probe_addrs_.resize(static_cast<size_t>(boot.size()));
@@ -234,9 +235,10 @@ ofi_device::ofi_device(bootstrap::bootstrap& boot, int group_index, const net::s
     watch_pids_ = true;
     pids_.assign(static_cast<size_t>(boot.size()), 0);
     pidfds_.assign(static_cast<size_t>(boot.size()), -1);
+    const std::vector<std::string> pids = boot.get_all(pid_key);
     for (int r = 0; r < boot.size(); ++r) {
       if (r == boot.rank()) continue;
-      const std::string v = boot.get(r, pid_key);
+      const std::string& v = pids[static_cast<size_t>(r)];
       char* end = nullptr;
       const long pid = strtol(v.c_str(), &end, 10);
       if (end == v.c_str() || *end != '\0' || pid <= 1 || pid > INT32_MAX)
