@@ -11,7 +11,6 @@
 #include "lci/comp/registry.hpp"
 #include "lci/core/config.hpp"
 #include "lci/core/peer_failure.hpp"
-#include "lci/core/progress.hpp"
 #include "lci/core/rdv_op.hpp"
 #include "lci/core/test_flags.hpp"
 #include "lci/util/log.hpp"

@@ -329,6 +329,12 @@ struct device {
 // order (eager.cpp); true if it delivered any.
 bool deliver_parked(device& d);
 
+// The devices that may nap (device::nap; progress.cpp), registered by their
+// constructor while LCI_PROGRESS_NAP is on and unregistered first thing
+// when freed.
+void nap_register(device* d);
+void nap_unregister(device* d);
+
 inline device* to_device(LCI_device_t d) { return reinterpret_cast<device*>(d); }
 
 // Medium buffers handed to LCI by address are the caller's memory or a

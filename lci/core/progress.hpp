@@ -99,11 +99,6 @@ inline constexpr msg_kind tagged_arrival_kinds[] = {msg_kind::short_msg, msg_kin
 // fail_waiting_ops). Returns how many it completed.
 using peer_failed_handler = int (*)(device& d, int rank);
 bool register_peer_failed(peer_failed_handler handler);
-
-// The devices that may nap (device::nap), registered by their constructor
-// while LCI_PROGRESS_NAP is on and unregistered first thing when freed.
-void nap_register(device* d);
-void nap_unregister(device* d);
 // A receive was just posted under `key` while some peer is known dead: if
 // the rank it names failed, the receives posted for that rank complete with
 // LCI_ERR_FATAL now (the sweep may have run between the entry point's check
