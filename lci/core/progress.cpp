@@ -199,7 +199,7 @@ void device::push_backlog(backlog_op&& op) {
   backlog.push_back(std::move(op));
   backlog_size.fetch_add(1, std::memory_order_release);
   if (!held) backlog_lock.unlock();
-  net->wake_self();  // a thread napping in progress() drains it
+  if (nap_after_ns) net->wake_self();  // a thread napping in progress() drains it
 }
 
 bool device::drain_backlog() {

@@ -1,13 +1,10 @@
 // The parking lot and the waiting policies; see parking.hpp.
 #include "lci/wait/parking.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <oneapi/tbb/task.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "lci/util/futex.hpp"
 #include "lci/wait/fiber.hpp"
 
 namespace lci {
@@ -81,11 +78,6 @@ void enqueue_and_recheck(const park_request* r) noexcept {
 }
 
 // ---- OS threads: a futex on the node -----------------------------------------
-
-long futex(std::atomic<uint32_t>* word, int op, uint32_t val) noexcept {
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "futex word");
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, nullptr, nullptr, 0);
-}
 
 void wake_thread(park_node* n) noexcept {
   // release: the waiter's acquire load of `woken` sees everything before the

@@ -22,6 +22,7 @@
 
 #include "lci/util/clock.hpp"
 #include "lci/util/fd_limit.hpp"
+#include "lci/util/futex.hpp"
 #include "lci/util/log.hpp"
 #include "lci/util/process_exited.hpp"
 #include "lci/util/random.hpp"
@@ -960,21 +961,12 @@ uint64_t native_device::arrivals_waiting() const {
 
 // ---- napping --------------------------------------------------------------------------
 
-namespace {
-
-long futex_word(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* timeout) {
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex is 32 bits");
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, timeout, nullptr, 0);
-}
-
-}  // namespace
-
 void native_device::wake(segment_header* h) {
   // The first to see the bell armed wakes every sleeper (one call for a
   // burst of messages); the word is shared between processes (no
   // FUTEX_PRIVATE_FLAG).
   if (h->armed.exchange(0, std::memory_order_seq_cst) != 0)
-    futex_word(&h->armed, FUTEX_WAKE, INT32_MAX, nullptr);
+    futex(&h->armed, FUTEX_WAKE, INT32_MAX);
 }
 
 void native_device::wake_self() {
@@ -1014,7 +1006,7 @@ void native_device::nap_on(std::atomic<uint32_t>* const* bells, int n, int64_t t
   }
   const timespec t{static_cast<time_t>(timeout_ns / 1000000000),
                    static_cast<long>(timeout_ns % 1000000000)};
-  futex_word(bells[0], FUTEX_WAIT, 1, &t);  // at once if no longer 1
+  futex(bells[0], FUTEX_WAIT, 1, &t);  // at once if no longer 1
 }
 
 void native_device::check_peers() {
