@@ -604,11 +604,13 @@ class native_device final {
                                  std::memory_order_relaxed);
     }
     // One writer (the poller). The peers are checked by every poll that
-    // found nothing (an idle call let through, above) and by every
-    // peer_check_polls-th poll of a busy rank.
+    // found nothing (an idle call let through, above; a message delivered
+    // in place is not among the completions, but it is something) and by
+    // every peer_check_polls-th poll of a busy rank.
     const uint32_t p = polls_.load(std::memory_order_relaxed) + 1;
     polls_.store(p, std::memory_order_relaxed);
-    if (__builtin_expect(n == 0 || (p & (peer_check_polls - 1)) == 0, 0)) check_peers();
+    if (__builtin_expect((n | messages) == 0 || (p & (peer_check_polls - 1)) == 0, 0))
+      check_peers();
     return n;
   }
 
