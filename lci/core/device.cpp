@@ -109,7 +109,9 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
   rdv_ops = std::make_unique<object_pool>(rdv_slab, rdv_op_slot_size(), nrdv);
   rdv.reserve(nrdv);
 
-  table = std::make_unique<match_table>(static_cast<size_t>(cfg.default_table_length));
+  table = std::make_unique<match_table>(static_cast<size_t>(cfg.default_table_length), boot.size());
+  fifo_ranks = static_cast<uint32_t>(boot.size());
+  fifos = std::make_unique<rank_fifo[]>(fifo_ranks);
   // LCI_SEGMENT_ALL registrations: cached only where a stale registration
   // cannot reach the wrong pages (see decide_caching in reg_cache.hpp).
   const caching_decision caching =

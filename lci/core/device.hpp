@@ -26,6 +26,7 @@
 #include "lci/bootstrap/bootstrap.hpp"
 #include "lci/core/peer_failure.hpp"
 #include "lci/core/protocol.hpp"
+#include "lci/core/rank_fifo.hpp"
 #include "lci/core/rdv_table.hpp"
 #include "lci/core/status.hpp"
 #include "lci/match/match_table.hpp"
@@ -127,6 +128,9 @@ struct device {
   net::mr slab_mr;
   std::unique_ptr<packet_pool> packets;
   std::unique_ptr<match_table> table;
+  // Exact-rank receives of the C API, by source rank (rank_fifo.hpp).
+  std::unique_ptr<rank_fifo[]> fifos;
+  uint32_t fifo_ranks = 0;
   char* ctx_slab = nullptr;      // receive descriptors
   size_t ctx_slab_bytes = 0;
   std::unique_ptr<object_pool> ctxs;
@@ -258,6 +262,25 @@ struct device {
     }
     c = new recv_ctx;
     c->heap = true;
+    return c;
+  }
+  // A receive taken from its rank's list (rank_fifo.hpp), as a pooled
+  // descriptor: for the paths that complete a table receive (a rendezvous,
+  // a failed peer's sweep).
+  recv_ctx* ctx_from_list(const fifo_recv& r) {
+    recv_ctx* c = get_ctx();
+    c->type = r.type;
+    c->segment = r.segment;
+    c->iov.lbuffers = nullptr;
+    c->comp = r.comp;
+    c->user_context = r.user_context;
+    c->ep = r.ep;
+    c->buffer = r.buffer;
+    c->capacity = r.capacity;
+    c->want_packet = false;
+    c->node.key = r.key;
+    c->node.kind = match_kind::recv;
+    c->node.tag_hi = 0;
     return c;
   }
   void put_ctx(recv_ctx* c) {

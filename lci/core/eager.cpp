@@ -88,15 +88,41 @@ namespace {
 
 // ---- two-sided: short, medium, RTS -----------------------------------------------
 
-// Inserts the message into the matching table: it waits there for its
-// receive, or completes the receive that waits for it. `Tagged`: it came
-// as a `tagged` message; an ordinary message's tag has an upper half of 0.
+// Completes the oldest receive waiting for the message, or leaves the
+// message in the matching table until its receive is posted. A message of
+// a rank-matching endpoint looks at its rank's list of receives first
+// (rank_fifo.hpp) and enters the table under the list's lock. `Tagged`: it
+// came as a `tagged` message; an ordinary message's tag has an upper half
+// of 0.
 template <msg_kind K, bool Tagged = false>
 arrival on_matched(device& d, endpoint* ep, packet* p) {
-  p->in.node.key = recv_key(ep, p->in.src_rank, p->in.tag);
+  const uint64_t key = recv_key(ep, p->in.src_rank, p->in.tag);
+  p->in.node.key = key;
   p->in.node.kind = match_kind::send;
   p->in.node.tag_hi = Tagged ? recv_tag_hi(ep, p->in.tag) : 0;
-  match_node* m = d.table->insert_or_match(&p->in.node);
+  const uint32_t rank = static_cast<uint32_t>(match_key_rank(key));
+  match_node* m;
+  if (rank < d.fifo_ranks) {
+    rank_fifo& f = d.fifos[rank];
+    f.lock.lock();
+    // (list entries have tag_hi 0: a wide tag's message may have it too)
+    fifo_recv* r = p->in.node.tag_hi != 0 || f.empty() ? nullptr : f.find(key);
+    if (r != nullptr) {
+      const fifo_recv taken = f.take(r);
+      f.lock.unlock();
+      if constexpr (K == msg_kind::rts) {
+        m = &d.ctx_from_list(taken)->node;  // the rendezvous keeps a descriptor
+      } else {
+        recv_ctx c = stack_ctx(taken);
+        return complete_eager<K, false>(d, &c, p);
+      }
+    } else {
+      m = d.table->insert_or_match(&p->in.node);
+      f.lock.unlock();
+    }
+  } else {
+    m = d.table->insert_or_match(&p->in.node);
+  }
   if (!m) return arrival::kept;
   auto* c = reinterpret_cast<recv_ctx*>(m);
   if constexpr (K == msg_kind::rts) {
@@ -111,11 +137,12 @@ arrival on_matched(device& d, endpoint* ep, packet* p) {
 // from where the transport holds it: it copies it out (recvs, recvm; not
 // recvmn, which keeps a packet) and its completion object is not a handler,
 // which would run under the poll's serialisation.
+bool comp_copies_in_place(LCI_comp_t comp) {
+  return to_comp(comp)->type != LCI_COMPLETION_HANDLER && to_comp(comp)->type != comp_type_callback;
+}
 bool copies_in_place(const match_node* n) {
   const auto* c = reinterpret_cast<const recv_ctx*>(n);
-  return !c->want_packet &&
-         (c->comp == nullptr || (to_comp(c->comp)->type != LCI_COMPLETION_HANDLER &&
-                                 to_comp(c->comp)->type != comp_type_callback));
+  return !c->want_packet && (c->comp == nullptr || comp_copies_in_place(c->comp));
 }
 
 LCI_ARRIVAL(msg_kind::short_msg, on_matched<msg_kind::short_msg>);
@@ -262,7 +289,31 @@ bool arrive_in_place(void* dev, int src, uint32_t imm, const char* payload, size
   endpoint* ep = endpoint_by_index(imm_endpoint(imm));
   if (ep == nullptr || ep->dev != &d) return false;
   const LCI_tag_t tag = imm_tag(imm);
-  match_node* m = d.table->take_if(recv_key(ep, src, tag), match_kind::send, copies_in_place);
+  const uint64_t key = recv_key(ep, src, tag);
+  if (static_cast<uint32_t>(src) < d.fifo_ranks && ep->match_rank) {
+    // The rank's list first (rank_fifo.hpp): its entries are older than
+    // the table's receives with this key.
+    rank_fifo& f = d.fifos[src];
+    f.lock.lock();
+    fifo_recv* r = f.empty() ? nullptr : f.find(key);
+    if (r != nullptr) {
+      if (r->comp != nullptr && !comp_copies_in_place(r->comp)) {
+        f.lock.unlock();
+        return false;  // a handler: the usual path takes it from the list
+      }
+      const fifo_recv taken = f.take(r);
+      f.lock.unlock();
+      LCI_PROF_INC(d, received);
+      recv_ctx c = stack_ctx(taken);
+      if (kind == msg_kind::short_msg)
+        complete_eager_from<msg_kind::short_msg, false>(d, &c, src, tag, payload, length, nullptr);
+      else
+        complete_eager_from<msg_kind::medium, false>(d, &c, src, tag, payload, length, nullptr);
+      return true;
+    }
+    f.lock.unlock();
+  }
+  match_node* m = d.table->take_if(key, match_kind::send, copies_in_place);
   if (m == nullptr) return false;
   LCI_PROF_INC(d, received);
   auto* c = reinterpret_cast<recv_ctx*>(m);

@@ -224,7 +224,10 @@ inline post_status put_to(endpoint* e, void* address, size_t length, int rank, L
 // them: p may then be null), and releases the receive. Returns whether the
 // packet is free again (repost), or was handed to the caller (LCI_recvmn:
 // kept).
-template <msg_kind K>
+// `Pooled`: c came from the device's descriptor pool (get_ctx) and goes
+// back to it; false for a receive taken from its rank's list (rank_fifo.hpp),
+// whose descriptor is the caller's.
+template <msg_kind K, bool Pooled = true>
 [[gnu::always_inline]] inline arrival complete_eager_from(device& d, recv_ctx* c, int src,
                                                           LCI_tag_t tag, const char* payload,
                                                           size_t length, packet* p) {
@@ -252,14 +255,15 @@ template <msg_kind K>
     r.data.mbuffer.length = n;
   }
   LCI_comp_t comp = c->comp;
-  d.put_ctx(c);
+  if constexpr (Pooled) d.put_ctx(c);
   if (comp) comp_signal(comp, r);
   return a;
 }
 
-template <msg_kind K>
+template <msg_kind K, bool Pooled = true>
 inline arrival complete_eager(device& d, recv_ctx* c, packet* p) {
-  return complete_eager_from<K>(d, c, p->in.src_rank, p->in.tag, p->payload(), p->in.length, p);
+  return complete_eager_from<K, Pooled>(d, c, p->in.src_rank, p->in.tag, p->payload(),
+                                        p->in.length, p);
 }
 
 // A receive found its message already waiting in the matching table.
@@ -287,21 +291,15 @@ inline uint16_t recv_tag_hi(const endpoint* ep, LCI_tag_t tag) {
   return static_cast<uint16_t>((tag >> 16) & ep->tag_mask);
 }
 
-// Posts a receive with matching key `key` (recv_key) and `tag_hi`
-// (recv_tag_hi); completes it at once if its message already arrived.
-// `always_signal`: signal `comp` even when
-// the endpoint's message port is LCI_COMPLETION_NONE (LCI's own receives,
-// e.g. those of the collectives).
-[[gnu::always_inline]] inline void post_recv_keyed(endpoint* ep, uint64_t key, void* buffer,
-                                                   size_t capacity, bool want_packet,
-                                                   LCI_comp_t comp, void* user_context,
-                                                   LCI_segment_t segment = nullptr,
-                                                   const LCI_iovec_t* iov = nullptr,
-                                                   bool always_signal = false,
-                                                   bool long_recv = false,
-                                                   uint16_t tag_hi = 0) {
-  device& d = *ep->dev;
-  recv_ctx* c = d.get_ctx();
+// A receive descriptor from the device's pool for post_recv_keyed's
+// arguments, ready to enter the table.
+[[gnu::always_inline]] inline recv_ctx* make_recv_ctx(endpoint* ep, uint64_t key, void* buffer,
+                                                      size_t capacity, bool want_packet,
+                                                      LCI_comp_t comp, void* user_context,
+                                                      LCI_segment_t segment,
+                                                      const LCI_iovec_t* iov, bool always_signal,
+                                                      bool long_recv, uint16_t tag_hi) {
+  recv_ctx* c = ep->dev->get_ctx();
   c->type = iov ? LCI_IOVEC
             : long_recv ? LCI_LONG
             : (want_packet || buffer) ? LCI_MEDIUM
@@ -318,10 +316,80 @@ inline uint16_t recv_tag_hi(const endpoint* ep, LCI_tag_t tag) {
   c->node.key = key;
   c->node.kind = match_kind::recv;
   c->node.tag_hi = tag_hi;
-  if (match_node* m = d.table->insert_or_match(&c->node))
+  return c;
+}
+
+// After receive c entered the table: m is the message it met there (then
+// c completes now), or nullptr (c waits; a receive from a failed peer is
+// completed by the sweep).
+inline void finish_post(device& d, recv_ctx* c, match_node* m, uint64_t key) {
+  if (m)
     complete_waiting(d, c, reinterpret_cast<packet*>(m));
   else if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0))
     recheck_failed_receive(d, key);
+}
+
+// A receive that may wait in its rank's list (rank_fifo.hpp): true if it
+// joined the list (the table holds nothing from its rank). False: it goes
+// to the table, and *locked is the list whose lock the caller holds until
+// the receive is in the table (nullptr: its rank has no list).
+[[gnu::always_inline]] inline bool list_receive(device& d, const fifo_recv& e,
+                                                rank_fifo** locked) {
+  const uint32_t rank = static_cast<uint32_t>(match_key_rank(e.key));
+  if (rank >= d.fifo_ranks) return false;  // any rank: the table alone
+  rank_fifo& f = d.fifos[rank];
+  f.lock.lock();
+  if (__builtin_expect(f.full() || d.table->rank_entries(static_cast<int>(rank)) != 0, 0)) {
+    *locked = &f;
+    return false;
+  }
+  f.push(e);
+  f.lock.unlock();
+  if (__builtin_expect(g_any_peer_failed.load(std::memory_order_relaxed), 0))
+    recheck_failed_receive(d, e.key);
+  return true;
+}
+
+// A receive taken from its rank's list, as a descriptor on the caller's
+// stack for complete_eager_from<K, false> (a short or medium message).
+inline recv_ctx stack_ctx(const fifo_recv& r) {
+  recv_ctx c;
+  c.comp = r.comp;
+  c.user_context = r.user_context;
+  c.ep = r.ep;
+  c.buffer = r.buffer;
+  c.capacity = r.capacity;
+  c.want_packet = false;
+  c.heap = false;
+  return c;
+}
+
+// Posts a receive with matching key `key` (recv_key) and `tag_hi`
+// (recv_tag_hi); completes it at once if its message already arrived.
+// `always_signal`: signal `comp` even when
+// the endpoint's message port is LCI_COMPLETION_NONE (LCI's own receives,
+// e.g. those of the collectives).
+[[gnu::always_inline]] inline void post_recv_keyed(endpoint* ep, uint64_t key, void* buffer,
+                                                   size_t capacity, bool want_packet,
+                                                   LCI_comp_t comp, void* user_context,
+                                                   LCI_segment_t segment = nullptr,
+                                                   const LCI_iovec_t* iov = nullptr,
+                                                   bool always_signal = false,
+                                                   bool long_recv = false,
+                                                   uint16_t tag_hi = 0) {
+  device& d = *ep->dev;
+  rank_fifo* f = nullptr;
+  if (!want_packet && iov == nullptr && !long_recv && tag_hi == 0) {
+    const fifo_recv e{key, buffer, capacity,
+                      ep->msg_comp_type == LCI_COMPLETION_NONE && !always_signal ? nullptr : comp,
+                      user_context, ep, segment, buffer ? LCI_MEDIUM : LCI_IMMEDIATE};
+    if (list_receive(d, e, &f)) return;
+  }
+  recv_ctx* c = make_recv_ctx(ep, key, buffer, capacity, want_packet, comp, user_context, segment,
+                              iov, always_signal, long_recv, tag_hi);
+  match_node* m = d.table->insert_or_match(&c->node);
+  if (f) f->lock.unlock();
+  finish_post(d, c, m, key);  // outside the lock: a completion may post again
 }
 
 inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_t capacity,
@@ -342,6 +410,11 @@ inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_
                                                      void* user_context, LCI_segment_t segment,
                                                      bool long_recv, LCI_request_t* out) {
   device& d = *ep->dev;
+  rank_fifo* f = nullptr;
+  if (!long_recv && tag_hi == 0 &&
+      list_receive(d, fifo_recv{key, buffer, capacity, comp, user_context, ep, segment, LCI_MEDIUM},
+                   &f))
+    return false;  // (nothing from its rank waits: posted)
   recv_ctx* c = d.get_ctx();
   c->type = long_recv ? LCI_LONG : LCI_MEDIUM;
   c->segment = segment;
@@ -355,7 +428,9 @@ inline void post_recv(endpoint* ep, int rank, LCI_tag_t tag, void* buffer, size_
   c->node.key = key;
   c->node.kind = match_kind::recv;
   c->node.tag_hi = tag_hi;
-  if (match_node* m = d.table->insert_or_match(&c->node)) {
+  match_node* m = d.table->insert_or_match(&c->node);
+  if (f) f->lock.unlock();
+  if (m) {
     packet* p = reinterpret_cast<packet*>(m);
     if (p->in.kind == msg_kind::medium) {
       *out = make_request(p->in.src_rank, p->in.tag, LCI_MEDIUM, user_context);

@@ -264,6 +264,12 @@ void fail_receive(device& d, recv_ctx* c, int rank) {
 // with LCI_ERR_FATAL, its messages waiting for a receive are freed.
 void sweep_table(device& d, int rank, int* receives, int* messages) {
   std::vector<match_node*> nodes;
+  if (static_cast<uint32_t>(rank) < d.fifo_ranks) {  // the rank's list (rank_fifo.hpp) too
+    rank_fifo& f = d.fifos[rank];
+    f.lock.lock();
+    while (!f.empty()) nodes.push_back(&d.ctx_from_list(f.take_oldest())->node);
+    f.lock.unlock();
+  }
   d.table->remove_if([rank](const match_node* n) { return match_key_rank(n->key) == rank; }, &nodes);
   for (match_node* n : nodes) {
     if (n->kind == match_kind::recv) {

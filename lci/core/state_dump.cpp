@@ -195,6 +195,27 @@ void dump_matching(line_writer& w, device& d) {
     }
     entries.push_back(v);
   });
+  // The exact-rank receives in their ranks' lists (rank_fifo.hpp).
+  size_t busy_lists = 0;
+  for (uint32_t r = 0; r < d.fifo_ranks; ++r) {
+    rank_fifo& f = d.fifos[r];
+    if (!try_lock_bounded(f.lock)) {
+      ++busy_lists;
+      continue;
+    }
+    for (uint32_t i = 0; i < f.size(); ++i) {
+      const fifo_recv& e = f.at(i);
+      match_view v{};
+      v.posted = true;
+      v.rank = static_cast<int>(r);
+      v.endpoint = match_key_endpoint(e.key);
+      v.tag = match_key_tag(e.key);
+      v.kind = e.buffer ? "recvm" : "recvs";
+      entries.push_back(v);
+    }
+    f.lock.unlock();
+  }
+  if (busy_lists) w.linef("matching table: %zu rank list(s) busy (their lock stayed held)", busy_lists);
   size_t posted = 0;
   for (const match_view& v : entries) posted += v.posted;
   w.linef("matching table: %zu posted receive(s), %zu message(s) waiting for a receive%s",

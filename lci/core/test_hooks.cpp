@@ -169,6 +169,12 @@ LCI_API LCI_error_t LCIT_resources(LCI_device_t device, LCIT_resources_t* out) n
   out->receives_missing = static_cast<size_t>(d.recv_deficit.load(std::memory_order_relaxed));
   out->rendezvous = d.rdv.in_use();
   out->matching = d.table->size();
+  for (uint32_t r = 0; r < d.fifo_ranks; ++r) {  // the ranks' lists (rank_fifo.hpp)
+    lci::rank_fifo& f = d.fifos[r];
+    f.lock.lock();
+    out->matching += f.size();
+    f.lock.unlock();
+  }
   out->backlog = static_cast<size_t>(d.backlog_size.load(std::memory_order_relaxed));
   return LCI_OK;
 } catch (...) {

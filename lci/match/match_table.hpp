@@ -27,6 +27,11 @@
 // insert_or_match() looks for a match and appends under one lock hold, so a
 // receive and its message meet exactly once whatever the interleaving.
 //
+// Per source rank the table also counts its entries whose key names that
+// rank (rank_entries; receives of a rank-matching endpoint and their
+// messages): the exact-rank receive lists (lci/core/rank_fifo.hpp) are used
+// only while it is 0.
+//
 // Threads: any; operations on different buckets do not contend (the buckets
 // do not share cache lines). size() reads the counts without locks.
 #pragma once
@@ -74,8 +79,12 @@ inline uint32_t match_key_tag(uint64_t key) noexcept { return static_cast<uint32
 
 class match_table {
  public:
-  explicit match_table(size_t nbuckets)
-      : mask_(round_buckets(nbuckets) - 1), buckets_(new bucket[mask_ + 1]) {}
+  // `nranks`: the ranks whose entries are counted (rank_entries).
+  explicit match_table(size_t nbuckets, int nranks = 0)
+      : mask_(round_buckets(nbuckets) - 1),
+        buckets_(new bucket[mask_ + 1]),
+        nranks_(nranks > 0 ? static_cast<uint32_t>(nranks) : 0),
+        rank_entries_(new std::atomic<uint32_t>[nranks_ ? nranks_ : 1]()) {}
   match_table(const match_table&) = delete;
   match_table& operator=(const match_table&) = delete;
 
@@ -103,6 +112,7 @@ class match_table {
       if (b.tail == cur) b.tail = prev;
       b.count.store(b.count.load(std::memory_order_relaxed) - 1,
                     std::memory_order_relaxed);
+      count_rank(key, -1);
       b.lock.unlock();
       cur->next = nullptr;  // ours alone now: unreachable from the table
       return cur;
@@ -115,6 +125,7 @@ class match_table {
     b.tail = node;
     b.count.store(b.count.load(std::memory_order_relaxed) + 1,
                   std::memory_order_relaxed);
+    count_rank(key, 1);
     b.lock.unlock();
     return nullptr;
   }
@@ -140,6 +151,7 @@ class match_table {
         b.head = cur->next;
       if (b.tail == cur) b.tail = prev;
       b.count.store(b.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      count_rank(key, -1);
       b.lock.unlock();
       cur->next = nullptr;
       return cur;
@@ -171,6 +183,7 @@ class match_table {
           b.head = next;
         if (b.tail == cur) b.tail = prev;
         b.count.store(b.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+        count_rank(cur->key, -1);
         cur->next = nullptr;
         out->push_back(cur);
         cur = next;
@@ -209,6 +222,15 @@ class match_table {
 
   size_t bucket_count() const noexcept { return mask_ + 1; }
 
+  // Entries whose key names `rank` (0 for a rank not counted). Exact only
+  // for a caller that excludes the inserts of that rank's keys, as the
+  // exact-rank receive lists do with their lock; otherwise a snapshot.
+  uint32_t rank_entries(int rank) const noexcept {
+    return static_cast<uint32_t>(rank) < nranks_
+               ? rank_entries_[static_cast<uint32_t>(rank)].load(std::memory_order_relaxed)
+               : 0;
+  }
+
  private:
   struct alignas(64) bucket {
     spin_lock lock;
@@ -238,8 +260,16 @@ class match_table {
     return x ^ (x >> 32);
   }
 
+  void count_rank(uint64_t key, int delta) noexcept {
+    const uint32_t r = static_cast<uint32_t>(match_key_rank(key));
+    if (r < nranks_)
+      rank_entries_[r].fetch_add(static_cast<uint32_t>(delta), std::memory_order_relaxed);
+  }
+
   const size_t mask_;
   const std::unique_ptr<bucket[]> buckets_;
+  const uint32_t nranks_;
+  const std::unique_ptr<std::atomic<uint32_t>[]> rank_entries_;
 };
 
 }  // namespace lci
