@@ -290,10 +290,11 @@ bool arrive_in_place(void* dev, int src, uint32_t imm, const char* payload, size
   if (ep == nullptr || ep->dev != &d) return false;
   const LCI_tag_t tag = imm_tag(imm);
   const uint64_t key = recv_key(ep, src, tag);
-  if (static_cast<uint32_t>(src) < d.fifo_ranks && ep->match_rank) {
+  const uint32_t rank = static_cast<uint32_t>(match_key_rank(key));  // (any rank: no list)
+  if (rank < d.fifo_ranks) {
     // The rank's list first (rank_fifo.hpp): its entries are older than
     // the table's receives with this key.
-    rank_fifo& f = d.fifos[src];
+    rank_fifo& f = d.fifos[rank];
     f.lock.lock();
     fifo_recv* r = f.empty() ? nullptr : f.find(key);
     if (r != nullptr) {
