@@ -160,6 +160,9 @@ class network_device final {
   }
   void admit_sealed(completion& c, const void* buf) { ofi_->admit_sealed(c, buf); }
   bool open_sealed(completion& c, const void* buf) { return ofi_->open_sealed(c, buf); }
+  void begin_close() {
+    if (is_ofi()) ofi_->begin_close();
+  }
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,
                       const std::function<bool(int)>& failed) {
     if (is_ofi()) ofi_->check_delivery(boot, progress, failed);
@@ -343,6 +346,11 @@ class backend_device final {
   // a member's forged message. False: the message was the backend's own or
   // a duplicate (its buffer goes back).
   bool open_sealed(completion& c, const void* buf) { return net_->open_sealed(c, buf); }
+  // Teardown, before the barrier that precedes check_delivery: no more
+  // heartbeats or liveness probes from this rank.
+  void begin_close() {
+    if (net_) net_->begin_close();
+  }
   // Collective at teardown: every message a peer sent arrived (or fatal);
   // ranks for which failed(rank) is true (dead peers) are left out.
   void check_delivery(bootstrap::bootstrap& boot, const std::function<void()>& progress,

@@ -87,7 +87,8 @@ void device_destroy(device* d) {
   // dead rank forever, and the device closes without them.
   if (!g_any_peer_failed.load(std::memory_order_acquire) ||
       rt.boot->barriers_survive_failures()) {
-    // Nobody may still send to this device when it closes.
+    // Nobody may still send to this device when it closes (nor probe it).
+    d->net->begin_close();
     rt.boot->barrier();
     // Where messages are authenticated: every one a peer sent has arrived
     // (a connection taken over loses them silently otherwise).

@@ -670,7 +670,8 @@ void ofi_device::check_suspects() {
   // which confirms death after the grace period (peer_failure.hpp). The
   // heartbeats (send_heartbeats) go on meanwhile: a live peer's answer ends
   // the suspicion, and a send makes the provider connect again.
-  for (int r = 0; r < static_cast<int>(nranks_); ++r) {
+  const bool probe = !probes_stopped_.load(std::memory_order_relaxed);
+  for (int r = 0; probe && r < static_cast<int>(nranks_); ++r) {
     if (!is_suspected_(r)) continue;
     if (peer_gone(r))
       report_(r, net::evidence::listener_refuses,
@@ -790,6 +791,17 @@ void ofi_device::check_delivery(bootstrap::bootstrap& boot,
   // checks of the peers' pids either: after the barrier before this call a
   // peer may close its device and exit.
   closing_.store(true, std::memory_order_relaxed);
+  // A peer's liveness probe (peer_gone; only with LCI_PEER_FAILURE=continue)
+  // from before the barrier (the peer stopped probing in begin_close) is a
+  // connection to this rank's listener that the peer has closed; the tcp
+  // provider frees what it holds for it only when its connection progress
+  // reads the close (libfabric 1.17 does not when the endpoint closes
+  // first), which ofi_rxm runs from CQ reads at most every 10 ms
+  // (FI_OFI_RXM_CM_PROGRESS_INTERVAL): 30 ms of progress.
+  if (!probe_addrs_.empty() && report_) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+    while (std::chrono::steady_clock::now() < end) progress();
+  }
   if (!auth_) return;
   const int n = boot.size(), self = boot.rank();
   const std::string key =

@@ -251,6 +251,11 @@ class ofi_device final {
   // a duplicate: the caller gives its buffer back without passing it on.
   bool open_sealed(completion& c, const void* buf);
 
+  // Teardown, before the barrier that precedes check_delivery: no more
+  // liveness probes (peer_gone) from this rank. Heartbeats go on until
+  // check_delivery: a peer still computing must not find this rank silent.
+  void begin_close() { probes_stopped_.store(true, std::memory_order_relaxed); }
+
   // Collective, at teardown, after every rank stopped sending on this
   // device: each rank publishes how many messages it sent to each peer
   // (bootstrap), then calls `progress` (bounded) until as many arrived from
@@ -422,6 +427,7 @@ class ofi_device final {
   std::atomic<int> rx_posted_{0};  // receive buffers posted and not completed
   std::atomic<uint64_t> received_{0};  // see received()
   std::atomic<bool> closing_{false};  // check_delivery began: no more heartbeats or pid checks
+  std::atomic<bool> probes_stopped_{false};  // begin_close: no more liveness probes
   bool (*is_failed_)(int rank) = nullptr;  // a dead peer gets no heartbeat (settings::is_failed)
   // LCI_PEER_FAILURE=continue (settings::report_evidence): what this device
   // learns about a peer's liveness is reported there (the core's one owner
