@@ -420,3 +420,37 @@ TEST_CASE("lcrun pmi_server: unread replies stop the reading of requests") {
   CHECK(h.server.pending_replies(0) == 0);
   CHECK(h.job.status == 0);
 }
+
+TEST_CASE("lcrun pmi_server: serve() answers the ranks whose sockets are ready") {
+  harness h(4);
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  h.server.watch(pipe_fds[0]);
+  // Nothing ready: serve() waits its timeout and reports nothing.
+  CHECK_FALSE(h.server.serve(10));
+  // Ranks 1 and 3 ask; a barrier of all four completes across calls.
+  REQUIRE(::send(h.client[1], "cmd=get_appnum\n", 15, MSG_NOSIGNAL) == 15);
+  REQUIRE(::send(h.client[3], "cmd=get_universe_size\n", 22, MSG_NOSIGNAL) == 22);
+  for (int i = 0; i < 10; ++i) h.server.serve(10);
+  CHECK(h.replies(1) == "cmd=appnum appnum=0\n");
+  CHECK(h.replies(3) == "cmd=universe_size size=4\n");
+  CHECK(h.replies(0).empty());
+  for (int r = 0; r < 4; ++r) {
+    REQUIRE(::send(h.client[r], "cmd=barrier_in\n", 15, MSG_NOSIGNAL) == 15);
+    h.server.serve(10);
+    if (r < 3) CHECK(h.replies(r).empty());  // not everyone entered yet
+  }
+  for (int i = 0; i < 10; ++i) h.server.serve(10);
+  for (int r = 0; r < 4; ++r) CHECK(h.replies(r).find("cmd=barrier_out") != std::string::npos);
+  // The watched descriptor is reported; a closed rank leaves the set.
+  REQUIRE(::write(pipe_fds[1], "x", 1) == 1);
+  CHECK(h.server.serve(100));
+  CHECK(h.server.open_connections() == 4);
+  ::close(h.client[2]);
+  h.client[2] = -1;
+  for (int i = 0; i < 10 && h.server.open_connections() == 4; ++i) h.server.serve(10);
+  CHECK(h.server.open_connections() == 3);
+  CHECK(h.server.fd(2) == -1);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}

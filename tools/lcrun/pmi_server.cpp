@@ -3,6 +3,7 @@
 // get_appnum, put, get, barrier_in, finalize, abort), and reply buffering.
 #include "tools/lcrun/pmi_server.hpp"
 
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "lci/bootstrap/pmi1_wire.hpp"
@@ -22,16 +24,79 @@ using bootstrap::pmi1_wire::percent_decode;
 using bootstrap::pmi1_wire::printable;
 
 pmi_server::pmi_server(int nranks, std::string kvsname, pmi_job& job)
-    : job_(job), nranks_(nranks), kvsname_(std::move(kvsname)), conv_(nranks) {}
+    : job_(job), nranks_(nranks), kvsname_(std::move(kvsname)), conv_(nranks),
+      epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {
+  if (epoll_fd_ < 0) {
+    std::fprintf(stderr, "lcrun: epoll_create1: %s\n", std::strerror(errno));
+    std::exit(1);
+  }
+}
 
 pmi_server::~pmi_server() {
   for (auto& c : conv_)
     if (c.fd >= 0) ::close(c.fd);
+  ::close(epoll_fd_);
 }
 
-void pmi_server::attach(int r, int fd) { conv_[r].fd = fd; }
+void pmi_server::attach(int r, int fd) {
+  conv_[r].fd = fd;
+  conv_[r].events = EPOLLIN;
+  ++open_;
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.u32 = static_cast<uint32_t>(r);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e);
+}
+
+bool pmi_server::serve(int timeout_ms) {
+  epoll_event ev[256];
+  const int n = ::epoll_wait(epoll_fd_, ev, 256, timeout_ms);
+  if (n < 0 && errno != EINTR) {
+    std::fprintf(stderr, "lcrun: epoll_wait: %s\n", std::strerror(errno));
+    job_.raise_status(1);
+    job_.terminate();
+  }
+  bool watched = false;
+  for (int i = 0; i < n; ++i) {
+    if (ev[i].data.u32 == UINT32_MAX) {
+      watched = true;
+      continue;
+    }
+    const int r = static_cast<int>(ev[i].data.u32);
+    if (conv_[r].fd < 0) continue;  // closed while handling an earlier event
+    if (ev[i].events & EPOLLOUT) flush(r);
+    if (conv_[r].fd >= 0 && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))) receive(r);
+  }
+  return watched;
+}
+
+void pmi_server::watch(int fd) {
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.u32 = UINT32_MAX;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e);
+}
+
+void pmi_server::update_interest(int r) {
+  conversation& rs = conv_[r];
+  if (rs.fd < 0) return;
+  const std::size_t pending = pending_replies(r);
+  const uint32_t want = (pending >= max_pending_replies ? 0u : uint32_t{EPOLLIN}) |
+                        (pending > 0 ? uint32_t{EPOLLOUT} : 0u);
+  if (want == rs.events) return;
+  epoll_event e{};
+  e.events = want;
+  e.data.u32 = static_cast<uint32_t>(r);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, rs.fd, &e);
+  rs.events = want;
+}
 
 void pmi_server::receive(int r) {
+  receive_lines(r);
+  update_interest(r);
+}
+
+void pmi_server::receive_lines(int r) {
   conversation& rs = conv_[r];
   char buf[16384];
   while (rs.fd >= 0 && pending_replies(r) < max_pending_replies) {
@@ -163,8 +228,11 @@ void pmi_server::handle(int r, const std::string& line) {
     rs.in_barrier = true;
     ++in_barrier_;
     release_barrier_if_complete();
-    if (in_barrier_ != 0) check_barrier();
+    // Whether a rank that left blocks it: only once some rank has left
+    // (the scan is O(N); on every entry it would make a barrier O(N^2)).
+    if (in_barrier_ != 0 && departed_ != 0) check_barrier();
   } else if (*cmd == "finalize") {
+    if (!rs.finalized) ++departed_;
     rs.finalized = true;
     reply(r, "cmd=finalize_ack");
     check_barrier();
@@ -216,13 +284,17 @@ void pmi_server::flush(int r) {
     rs.out.erase(0, rs.out_sent);
     rs.out_sent = 0;
   }
+  update_interest(r);
 }
 
 void pmi_server::close_rank(int r) {
   conversation& rs = conv_[r];
   if (rs.fd < 0) return;
-  ::close(rs.fd);
+  ::close(rs.fd);  // leaves the epoll set with it
   rs.fd = -1;
+  rs.events = 0;
+  --open_;
+  ++departed_;
   rs.in.clear();
   rs.out.clear();
   rs.out_sent = 0;
@@ -231,8 +303,12 @@ void pmi_server::close_rank(int r) {
 
 void pmi_server::release_barrier_if_complete() {
   if (in_barrier_ == 0) return;
-  for (int i = 0; i < nranks_; ++i)
-    if (!conv_[i].in_barrier && !job_.failed(i)) return;
+  // Ranks below barrier_scan_ were found in the barrier or failed, and stay
+  // so until it completes: each entry resumes the scan where the last one
+  // stopped (O(N) per barrier, not per entry).
+  for (; barrier_scan_ < nranks_; ++barrier_scan_)
+    if (!conv_[barrier_scan_].in_barrier && !job_.failed(barrier_scan_)) return;
+  barrier_scan_ = 0;
   in_barrier_ = 0;
   ++stats_.barriers;
   for (int i = 0; i < nranks_; ++i) {

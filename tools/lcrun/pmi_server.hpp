@@ -86,6 +86,16 @@ class pmi_server {
     return conv_[r].out.size() - conv_[r].out_sent;
   }
 
+  // lcrun's event loop: waits up to timeout_ms (epoll, so that a request
+  // costs the same whatever the number of ranks) and serves every rank
+  // whose socket is ready: replies flushed, requests read and served.
+  // Returns whether the descriptor given to watch() became readable.
+  bool serve(int timeout_ms);
+  // One more descriptor serve() waits on (lcrun's signal pipe).
+  void watch(int fd);
+  // Ranks whose socket is still open.
+  int open_connections() const { return open_; }
+
   // Reads what the socket of rank r holds and serves complete lines; stops
   // at EAGAIN, EOF (closes the socket), an error, or once the rank has
   // max_pending_replies bytes of replies to read (the caller polls it for
@@ -122,9 +132,14 @@ class pmi_server {
     std::size_t out_sent = 0;
     bool finalized = false;
     bool in_barrier = false;
+    uint32_t events = 0;  // what the epoll set waits for on fd
   };
 
+  void receive_lines(int r);  // receive() without the epoll update
   void reply(int r, const std::string& line);
+  // Makes the epoll set wait for input unless the rank's replies back up,
+  // and for room while replies wait.
+  void update_interest(int r);
   void close_rank(int r);
   void protocol_error(int r, const std::string& what);
 
@@ -134,6 +149,10 @@ class pmi_server {
   std::vector<conversation> conv_;
   std::map<std::string, std::string> kvs_;
   int in_barrier_ = 0;  // ranks waiting in the current barrier
+  int barrier_scan_ = 0;  // see release_barrier_if_complete
+  int departed_ = 0;      // finalize requests and closed connections so far
+  int open_ = 0;          // ranks attached and not closed
+  int epoll_fd_ = -1;
   stats stats_;
 };
 

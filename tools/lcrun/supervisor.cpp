@@ -1,9 +1,8 @@
-// lcrun's supervisor (supervisor.hpp): starting the ranks, signals, the poll
+// lcrun's supervisor (supervisor.hpp): starting the ranks, signals, the event
 // loop, reaping, deadlines and the termination of the job.
 #include "tools/lcrun/supervisor.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #ifdef __linux__
@@ -28,8 +27,8 @@ extern char** environ;
 namespace lci::lcrun {
 namespace {
 
-// Written by the signal handler, read by the poll loop (the self-pipe trick:
-// a signal becomes a readable byte, so poll() cannot miss it).
+// Written by the signal handler, read by the event loop (the self-pipe trick:
+// a signal becomes a readable byte, so the event loop cannot miss it).
 int signal_pipe[2] = {-1, -1};
 
 extern "C" void on_signal(int sig) {
@@ -257,43 +256,9 @@ bool supervisor::start_rank(int r, const std::string& path, std::vector<std::str
 }
 
 void supervisor::serve() {
-  std::vector<pollfd> fds;
-  std::vector<int> owner;  // fds[i] belongs to rank owner[i]; -1: the self-pipe
+  server_.watch(signal_pipe[0]);
   while (running_ > 0) {
-    fds.clear();
-    owner.clear();
-    fds.push_back({signal_pipe[0], POLLIN, 0});
-    owner.push_back(-1);
-    for (int r = 0; r < opts_.nranks; ++r) {
-      const int fd = server_.fd(r);
-      if (fd < 0) continue;
-      const bool backlog = server_.pending_replies(r) >= pmi_server::max_pending_replies;
-      fds.push_back({fd,
-                     static_cast<short>((backlog ? 0 : POLLIN) |
-                                        (server_.pending_replies(r) > 0 ? POLLOUT : 0)),
-                     0});
-      owner.push_back(r);
-    }
-    int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
-    if (n < 0 && errno != EINTR) {
-      std::fprintf(stderr, "lcrun: poll: %s\n", std::strerror(errno));
-      raise_status(1);
-      terminate();
-    }
-    if (n > 0) {
-      for (std::size_t i = 0; i < fds.size(); ++i) {
-        if (fds[i].revents == 0) continue;
-        if (owner[i] < 0) {
-          drain_signals();
-          continue;
-        }
-        const int r = owner[i];
-        if (server_.fd(r) != fds[i].fd) continue;  // closed while handling an earlier entry
-        if (fds[i].revents & POLLOUT) server_.flush(r);
-        if (server_.fd(r) >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-          server_.receive(r);
-      }
-    }
+    if (server_.serve(poll_timeout_ms())) drain_signals();
     reap();
     check_deadlines();
     if (gave_up_) break;

@@ -1,7 +1,8 @@
-// lcrun's supervisor: starts the ranks, runs the one poll() loop over a
-// self-pipe (SIGCHLD, SIGINT, SIGTERM, SIGHUP) and the ranks' PMI sockets,
-// hands PMI traffic to the pmi_server, reaps ranks with waitpid(pid,
-// WNOHANG), and ends the job on a failure, a signal or LCRUN_TIMEOUT.
+// lcrun's supervisor: starts the ranks, runs the one event loop
+// (pmi_server::serve, on epoll) over a self-pipe (SIGCHLD, SIGINT, SIGTERM,
+// SIGHUP) and the ranks' PMI sockets, hands PMI traffic to the pmi_server,
+// reaps ranks with waitpid(pid, WNOHANG), and ends the job on a failure, a
+// signal or LCRUN_TIMEOUT.
 //
 // Each rank gets one end of a socketpair as PMI_FD (plus PMI_RANK, PMI_SIZE
 // and LCI_LCRUN=1); stdin/stdout/stderr are inherited, which is all the
