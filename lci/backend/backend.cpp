@@ -60,6 +60,7 @@ backend_device::backend_device(bootstrap::bootstrap& boot, int group_index, cons
   if (s.native_on) {
     native::options o;
     o.ring_cells = s.native_ring_cells;
+    o.map_all = s.native_map_all;
     o.max_payload = s.max_payload;
     o.cma = s.native_cma;
     o.test_no_cma_rank = s.native_test_no_cma_rank;

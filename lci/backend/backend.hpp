@@ -346,9 +346,11 @@ class backend_device final {
   // a member's forged message. False: the message was the backend's own or
   // a duplicate (its buffer goes back).
   bool open_sealed(completion& c, const void* buf) { return net_->open_sealed(c, buf); }
-  // Teardown, before the barrier that precedes check_delivery: no more
-  // heartbeats or liveness probes from this rank.
+  // Teardown, before the barrier that precedes check_delivery (or the
+  // close without it): no more liveness probes from this rank, and a
+  // peer's exit may now be its own finalize.
   void begin_close() {
+    if (native_) native_->begin_close();
     if (net_) net_->begin_close();
   }
   // Collective at teardown: every message a peer sent arrived (or fatal);

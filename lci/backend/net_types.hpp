@@ -79,6 +79,7 @@ struct settings {
   bool native_on = false;       // LCI_SHM
   bool native_cma = false;      // LCI_SHM_CMA
   uint64_t native_ring_cells = 0;  // LCI_SHM_RING_SIZE
+  int native_map_all = 0;          // LCI_SHM_MAP_ALL
   int native_test_no_cma_rank = -1;  // LCI's tests: cross-memory attach to this rank counts as refused
   // LCI_PEER_FAILURE=continue: what a backend learns about a peer's
   // liveness is reported here (any thread), to the core's one owner of

@@ -664,6 +664,7 @@ net::settings backend_settings() {
   s.native_on = c.shm;
   s.native_cma = c.shm_cma;
   s.native_ring_cells = static_cast<uint64_t>(c.shm_ring_size);
+  s.native_map_all = c.shm_map_all;
   return s;
 }
 

@@ -130,15 +130,10 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
   rdma_piece = net::rdma_piece_size(cfg.max_single_message_size, backend_max);
   // Per peer: its route's limit (on this host unlimited with cross-memory
   // attach, one cell where the data is pipelined).
-  rdma_piece_of.assign(static_cast<size_t>(boot.size()), rdma_piece);
+  max_single_message = cfg.max_single_message_size;
+  rdma_piece_of.reset(new std::atomic<size_t>[static_cast<size_t>(boot.size())]);
+  for (int r = 0; r < boot.size(); ++r) rdma_piece_of[r].store(0, std::memory_order_relaxed);
   swept.assign(static_cast<size_t>(boot.size()), 0);
-  for (int r = 0; r < boot.size(); ++r) {
-    size_t route_max = net->max_message_size(r);
-    if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
-      route_max = std::min(route_max, limit);
-    rdma_piece_of[static_cast<size_t>(r)] =
-        net::rdma_piece_size(cfg.max_single_message_size, route_max);
-  }
   rdv_write_imm = cfg.rdv_protocol == LCI_RDV_WRITEIMM;
   write_imm_unnamed = !peer_failure_continues();
   LCI_LOG(info,
@@ -156,6 +151,15 @@ device::device(int index, bootstrap::bootstrap& boot, const device_options& opt)
   // and every rank has connected to this one.
   boot.barrier();
   net->peers_attached();
+}
+
+size_t device::learn_piece(int rank) const {
+  size_t route_max = net->max_message_size(rank);
+  if (const size_t limit = g_test_max_message.load(std::memory_order_relaxed))
+    route_max = std::min(route_max, limit);
+  const size_t p = net::rdma_piece_size(max_single_message, route_max);
+  rdma_piece_of[static_cast<size_t>(rank)].store(p, std::memory_order_relaxed);
+  return p;
 }
 
 std::unique_ptr<reg_cache> device::make_reg_cache(net::mr_access access,

@@ -142,7 +142,9 @@ struct device {
   // Settings the data path reads, fixed when the device is created (the
   // lci.h globals of the same names are writable by programs).
   size_t rdma_piece = 0;             // longest RDMA piece (net::rdma_piece_size) ...
-  std::vector<size_t> rdma_piece_of;  // ... per rank: that of its route
+  // ... per rank: that of its route (0 until piece_for's first call).
+  std::unique_ptr<std::atomic<size_t>[]> rdma_piece_of;
+  size_t max_single_message = 0;     // LCI_MAX_SINGLE_MESSAGE_SIZE
   bool rdv_write_imm = true;         // LCI_RDV_PROTOCOL=writeimm
   // ... also to a target that cannot tell the writer (not with
   // LCI_PEER_FAILURE=continue; see on_rtr).
@@ -211,10 +213,13 @@ struct device {
   // Set before the device is used, never changed.
   void* net_layer = nullptr;
 
-  // The longest RDMA piece towards `rank`.
+  // The longest RDMA piece towards `rank` (its route's limit, learnt at the
+  // first call: a local peer's segment is mapped at the first contact).
   size_t piece_for(int rank) const {
-    return rdma_piece_of[static_cast<size_t>(rank)];
+    const size_t p = rdma_piece_of[static_cast<size_t>(rank)].load(std::memory_order_relaxed);
+    return __builtin_expect(p != 0, 1) ? p : learn_piece(rank);
   }
+  size_t learn_piece(int rank) const;
   // True if p points into this device's packet slab.
   bool owns_packet(const void* p) const {
     return static_cast<const char*>(p) >= slab && static_cast<const char*>(p) < slab + slab_bytes;

@@ -85,10 +85,10 @@ void device_destroy(device* d) {
   // After a rank failed (LCI_PEER_FAILURE=continue) the launcher's barrier
   // and fence complete only under lcrun; elsewhere they would wait for the
   // dead rank forever, and the device closes without them.
+  d->net->begin_close();
   if (!g_any_peer_failed.load(std::memory_order_acquire) ||
       rt.boot->barriers_survive_failures()) {
     // Nobody may still send to this device when it closes (nor probe it).
-    d->net->begin_close();
     rt.boot->barrier();
     // Where messages are authenticated: every one a peer sent has arrived
     // (a connection taken over loses them silently otherwise).

@@ -31,6 +31,11 @@ info_rows transport_info(LCI_device_t handle) {
                     rep.native_on ? rep.native_reason + " (LCI_SHM=0 turns it off)"
                                   : rep.native_reason);
   rows.emplace_back("transport.this_host.ranks", std::to_string(rep.local_peers));
+  if (const native::native_device* s = n.native())
+    rows.emplace_back("transport.this_host.connected",
+                      std::to_string(s->connected_peers()) +
+                          " (local peers whose segment this rank has mapped: all with at most "
+                          "LCI_SHM_MAP_ALL ranks on the host, else those it has talked to)");
   std::string other;
   if (n.has_network())
     other = std::string("network backend ") +

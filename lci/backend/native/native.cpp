@@ -295,10 +295,13 @@ void native_device::attach(const std::vector<std::string>& addresses,
   size_t local_peers = 0;
   for (size_t r = 0; r < peers_.size(); ++r)
     local_peers += local[r] && static_cast<int>(r) != rank_;
-  // A pidfd per local peer stays open, and each segment's descriptor while
-  // it is mapped: room for them and for the program's own files.
+  // A pidfd stays open per local peer this rank talks to: room for all of
+  // them and for the program's own files.
   raise_fd_limit(local_peers + 256);
+  local_peers_ = local_peers;
+  mapped_.reset(new std::atomic<uint8_t>[peers_.size()]);
   for (size_t r = 0; r < peers_.size(); ++r) {
+    mapped_[r].store(0, std::memory_order_relaxed);
     if (!local[r]) continue;
     peer& p = peers_[r];
     is_local_[r] = 1;
@@ -308,57 +311,29 @@ void native_device::attach(const std::vector<std::string>& addresses,
       p.regs = own_regs_;
       p.pid = 0;  // this process: plain copies where cross-memory attach is on
       p.cma = opt_.cma && rank_ != opt_.test_no_cma_rank;
+      mapped_[r].store(1, std::memory_order_relaxed);
       continue;
     }
+    // Only the address now: the segment is mapped at the first contact
+    // (reach), so that a rank holds mappings and descriptors for the peers
+    // it talks to, not for every rank of the host.
     int pid = 0, fd = -1;
     uintptr_t probe = 0;
-    if (sscanf(addresses[r].c_str(), "%d,%d,%" SCNxPTR, &pid, &fd, &probe) != 3)
+    if (sscanf(addresses[r].c_str(), "%d,%d,%" SCNxPTR, &pid, &fd, &probe) != 3 || pid <= 0 ||
+        fd < 0)
       fatal("shared-memory transport: rank %zu published a malformed address \"%s\"", r,
             addresses[r].c_str());
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
-    const int pfd = open(path, O_RDWR | O_CLOEXEC);
-    if (pfd < 0 && (errno == EMFILE || errno == ENFILE))
-      fatal_exit(1,
-                 "shared-memory transport: cannot open the segment of rank %zu (%s: %s): the "
-                 "open-file limit (ulimit -n) is %zu and each rank holds a descriptor per "
-                 "local peer (%zu here) besides its own; raise the limit (or its hard limit, "
-                 "ulimit -Hn)",
-                 r, path, strerror(errno), fd_limit(), local_peers);
-    if (pfd < 0)
-      fatal("shared-memory transport: cannot open the segment of rank %zu (%s: %s); run with "
-            "LCI_SHM=0 to send through the network backend instead",
-            r, path, strerror(errno));
-    struct stat st {};
-    fstat(pfd, &st);
-    const size_t bytes = static_cast<size_t>(st.st_size);
-    void* base = bytes >= cells_offset
-                     ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0)
-                     : MAP_FAILED;
-    close(pfd);
-    if (base == MAP_FAILED)
-      fatal("shared-memory transport: cannot map the segment of rank %zu (%zu bytes)", r, bytes);
-    auto* h = static_cast<segment_header*>(base);
-    const uint64_t cells = h->ncells;
-    if (h->magic != segment_magic || h->version != segment_version ||
-        h->rank != static_cast<int32_t>(r) || h->pid != pid || h->bytes != bytes ||
-        h->cell_size != cell_size_for(opt_.max_payload) || cells == 0 ||
-        (cells & (cells - 1)) != 0 || cells_offset + cells * h->cell_size > bytes)
-      fatal("shared-memory transport: the segment of rank %zu is not what it published (do the "
-            "ranks run the same LCI with the same LCI_PACKET_SIZE?)",
-            r);
-    p.head = h;
-    p.bytes = bytes;
     p.pid = pid;
+    p.segment_fd = fd;
     p.probe = probe;
-    // This process claims cells of the peer's ring as rank + 1, so that the
-    // peer can give back a cell it held if it dies before publishing it.
-    p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells,
-                     producer_id());
-    p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
-    p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     others.push_back(pid);
   }
+  // A host of few ranks: every peer now (its descriptor then closes in
+  // attached(), after the fence that follows every rank's attach).
+  map_all_ = local_peers + 1 <= static_cast<size_t>(opt_.map_all);
+  if (map_all_)
+    for (size_t r = 0; r < peers_.size(); ++r)
+      if (local[r] && static_cast<int>(r) != rank_) map_peer(static_cast<int>(r));
   // Yama (ptrace_scope 1) lets only ancestors, or the process named with
   // PR_SET_PTRACER and its descendants, attach: name the nearest process
   // that all local peers descend from (the launcher), and only when there
@@ -378,21 +353,83 @@ void native_device::attach(const std::vector<std::string>& addresses,
 }
 
 void native_device::attached() {
+  // Every local peer has mapped this segment: no descriptor or name of it
+  // is left. Otherwise (map_all_ off) the descriptor stays open until the
+  // device closes: a local peer opens it (through /proc) when it first
+  // talks to this rank.
+  if (!map_all_) return;
   close_descriptor();
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    peer& p = peers_[r];
-    if (!p.head || p.pid == 0) continue;
-    // Cross-memory attach: read the peer's probe word.
-    uint64_t word = 0;
-    const int err = opt_.cma ? cma_copy(p.pid, &word, p.probe, sizeof word, false) : 0;
-    p.cma = opt_.cma && err == 0 && word == segment_magic &&
-            static_cast<int>(r) != opt_.test_no_cma_rank;
-    if (opt_.cma && !p.cma)
-      LCI_LOG(info,
-              "device %d: cross-memory attach to rank %zu refused (%s): bulk data is pipelined "
-              "through shared memory",
-              group_index_, r, err ? strerror(err) : "unexpected data");
-  }
+  for (size_t r = 0; r < peers_.size(); ++r)
+    if (mapped(r) && peers_[r].pid != 0) test_cma(static_cast<int>(r));
+}
+
+void native_device::map_peer(int rank) {
+  std::lock_guard<std::mutex> g(map_lock_);
+  const size_t r = static_cast<size_t>(rank);
+  if (mapped_[r].load(std::memory_order_relaxed)) return;  // another thread did
+  peer& p = peers_[r];
+  if (!is_local_[r])
+    fatal("shared-memory transport: rank %d is not on this host (an operation for the "
+          "network was routed here)",
+          rank);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", p.pid, p.segment_fd);
+  const int pfd = open(path, O_RDWR | O_CLOEXEC);
+  if (pfd < 0 && (errno == EMFILE || errno == ENFILE))
+    fatal_exit(1,
+               "shared-memory transport: cannot open the segment of rank %d (%s: %s): the "
+               "open-file limit (ulimit -n) is %zu and each rank holds a descriptor per local "
+               "peer it talks to (%zu on this host, %zu so far) besides its own; raise the "
+               "limit (or its hard limit, ulimit -Hn)",
+               rank, path, strerror(errno), fd_limit(), local_peers_, mapped_count_);
+  if (pfd < 0)
+    fatal("shared-memory transport: cannot open the segment of rank %d (%s: %s); run with "
+          "LCI_SHM=0 to send through the network backend instead",
+          rank, path, strerror(errno));
+  struct stat st {};
+  fstat(pfd, &st);
+  const size_t bytes = static_cast<size_t>(st.st_size);
+  void* base = bytes >= cells_offset
+                   ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0)
+                   : MAP_FAILED;
+  close(pfd);
+  if (base == MAP_FAILED)
+    fatal("shared-memory transport: cannot map the segment of rank %d (%zu bytes)", rank, bytes);
+  auto* h = static_cast<segment_header*>(base);
+  const uint64_t cells = h->ncells;
+  if (h->magic != segment_magic || h->version != segment_version ||
+      h->rank != static_cast<int32_t>(rank) || h->pid != p.pid || h->bytes != bytes ||
+      h->cell_size != cell_size_for(opt_.max_payload) || cells == 0 ||
+      (cells & (cells - 1)) != 0 || cells_offset + cells * h->cell_size > bytes)
+    fatal("shared-memory transport: the segment of rank %d is not what it published (do the "
+          "ranks run the same LCI with the same LCI_PACKET_SIZE?)",
+          rank);
+  p.head = h;
+  p.bytes = bytes;
+  // This process claims cells of the peer's ring as rank + 1, so that the
+  // peer can give back a cell it held if it dies before publishing it.
+  p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells,
+                   producer_id());
+  p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
+  p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, p.pid, 0));
+  // At the first contact the peer has named its ptracer long since; at
+  // attach (map_all_) it may not have yet: attached() tests then.
+  if (!map_all_) test_cma(rank);
+  ++mapped_count_;
+  mapped_[r].store(1, std::memory_order_release);
+}
+
+void native_device::test_cma(int rank) {
+  peer& p = peers_[static_cast<size_t>(rank)];
+  // Cross-memory attach: read the peer's probe word.
+  uint64_t word = 0;
+  const int err = opt_.cma ? cma_copy(p.pid, &word, p.probe, sizeof word, false) : 0;
+  p.cma = opt_.cma && err == 0 && word == segment_magic && rank != opt_.test_no_cma_rank;
+  if (opt_.cma && !p.cma)
+    LCI_LOG(info,
+            "device %d: cross-memory attach to rank %d refused (%s): bulk data is pipelined "
+            "through shared memory",
+            group_index_, rank, err ? strerror(err) : "unexpected data");
 }
 
 void native_device::close_descriptor() {
@@ -584,7 +621,7 @@ bool native_device::registered(uint64_t address, uint64_t length, uint64_t key) 
 // ---- bulk data ----------------------------------------------------------------------
 
 bool native_device::send_notice(int rank, uint32_t imm) {
-  ring::slot s = peers_[static_cast<size_t>(rank)].inbound.reserve();
+  ring::slot s = reach(rank).inbound.reserve();
   if (!s.cell) return false;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
   c->kind = static_cast<uint8_t>(cell_kind::write_notice);
@@ -647,7 +684,7 @@ int native_device::flush_finished(completion* out, int max) {
 
 status native_device::write(int rank, const void* buf, size_t len, uint64_t raddr, uint64_t rkey,
                          void* ctx, bool with_imm, uint32_t imm) {
-  peer& p = peers_[rank];
+  peer& p = reach(rank);
   if (__builtin_expect(__atomic_load_n(&p.dead, __ATOMIC_RELAXED), 0)) {
     finish_cma(-1, 0, completion_kind::failed, ctx, ESRCH);
     return status::ok;
@@ -694,7 +731,7 @@ status native_device::write(int rank, const void* buf, size_t len, uint64_t radd
 status native_device::post_read(int rank, void* buf, size_t len, void*, uint64_t raddr,
                              uint64_t rkey, void* ctx) {
   net::annotate_post(this);
-  peer& p = peers_[rank];
+  peer& p = reach(rank);
   if (__builtin_expect(__atomic_load_n(&p.dead, __ATOMIC_RELAXED), 0)) {
     finish_cma(-1, 0, completion_kind::failed, ctx, ESRCH);
     return status::ok;
@@ -858,7 +895,7 @@ native_device::answer native_device::queue_reply(int rank, const pending_reply& 
 }
 
 native_device::answer native_device::reply(int rank, const pending_reply& r) {
-  peer& p = peers_[static_cast<size_t>(rank)];
+  peer& p = reach(rank);
   ring::slot s = p.inbound.reserve();
   if (!s.cell) return answer::full;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
@@ -903,8 +940,10 @@ void native_device::send_pending_replies() {
 
 bool native_device::forge(int rank, const cell_fields& f, const void* payload, size_t length,
                        uint64_t retarget) {
-  peer& p = peers_[static_cast<size_t>(rank)];
-  if (!p.head) return false;
+  if (rank < 0 || static_cast<size_t>(rank) >= peers_.size() ||
+      !is_local_[static_cast<size_t>(rank)])
+    return false;
+  peer& p = reach(rank);
   ring::slot s = p.inbound.reserve();
   if (!s.cell) return false;
   cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
@@ -926,20 +965,21 @@ bool native_device::forge(int rank, const cell_fields& f, const void* payload, s
 // ---- peers that die -------------------------------------------------------------------
 
 void native_device::describe(const net::describe_fn& out) const {
-  char line[256];
+  char line[384];
   snprintf(line, sizeof(line),
            "native: inbound ring %" PRIu64 "/%" PRIu64 " cells in use; %d pipelined "
            "operation(s) in flight; answers waiting for room: %s; %zu completion(s) waiting "
            "for room; %" PRIu64 " cell(s) taken back from dead senders; %" PRIu64
-           " nap(s) of idle progress threads",
+           " nap(s) of idle progress threads; %zu local peer(s) connected (mapped)",
            own_ring_.occupied(), own_ring_.size(), ops_.in_flight(),
            replies_waiting_.load(std::memory_order_relaxed) ? "yes" : "no",
            finished_size_.load(std::memory_order_relaxed),
-           reclaimed_.load(std::memory_order_relaxed), naps_.load(std::memory_order_relaxed));
+           reclaimed_.load(std::memory_order_relaxed), naps_.load(std::memory_order_relaxed),
+           connected_peers());
   out(line);
   for (size_t r = 0; r < peers_.size(); ++r) {
+    if (!mapped(r) || static_cast<int>(r) == rank_) continue;
     const peer& p = peers_[r];
-    if (!p.head || static_cast<int>(r) == rank_) continue;
     snprintf(line, sizeof(line),
              "native: ring of rank %zu: %" PRIu64 "/%" PRIu64 " cells in use; bulk data %s%s",
              r, p.inbound.occupied(), p.inbound.size(),
@@ -1013,25 +1053,43 @@ void native_device::check_peers() {
   const int64_t now = now_ns();
   if (now - last_check_ns_ < 100000000) return;
   last_check_ns_ = now;
+  // Peers not mapped (not talked to yet) have no pidfd: a few of them per
+  // check, in turn, by their pid (a dead one is found within
+  // peers / unmapped_per_check checks).
+  constexpr size_t unmapped_per_check = 16;
+  size_t u = 0;  // the place of a peer among the unmapped ones
+  const bool closing = closing_.load(std::memory_order_relaxed);
   for (size_t r = 0; r < peers_.size(); ++r) {
     const peer& p = peers_[r];
     // (an operation posted to it as it was found dead may still be in flight)
     if (p.dead) fail_ops_to(static_cast<int>(r));
-    if (!p.head || p.pid == 0 || p.dead || p.head->closed.load(std::memory_order_acquire))
-      continue;
-    const bool exited = process_exited(p.pid, p.pidfd);
-    if (!exited || p.head->closed.load(std::memory_order_acquire)) continue;
-    if (opt_.report_evidence == nullptr)
-      fatal("rank %zu (pid %d) on this host exited while device %d was in use; ending the job",
-            r, p.pid, group_index_);
-    if (!peers_[r].dead) {
-      __atomic_store_n(&peers_[r].dead, true, __ATOMIC_RELAXED);  // checked no more
-      ++dead_peers_;
-      fail_ops_to(static_cast<int>(r));
-      opt_.report_evidence(static_cast<int>(r), net::evidence::pid_gone,
-                           "it exited without closing its device");
+    if (p.pid == 0 || p.dead) continue;
+    if (!mapped(r)) {
+      // In turn; and once this rank closes, a peer's exit may be its
+      // finalize, which only its (unmapped) segment would say.
+      const size_t i = u++;
+      if (closing || i < unmapped_check_ || i >= unmapped_check_ + unmapped_per_check) continue;
+      if (!process_exited(p.pid, -1)) continue;
+    } else {
+      if (p.head->closed.load(std::memory_order_acquire)) continue;
+      const bool exited = process_exited(p.pid, p.pidfd);
+      if (!exited || p.head->closed.load(std::memory_order_acquire)) continue;
     }
+    declare_dead(r);
   }
+  unmapped_check_ = u > unmapped_check_ + unmapped_per_check ? unmapped_check_ + unmapped_per_check : 0;
+}
+
+void native_device::declare_dead(size_t r) {
+  const peer& p = peers_[r];
+  if (opt_.report_evidence == nullptr)
+    fatal("rank %zu (pid %d) on this host exited while device %d was in use; ending the job", r,
+          p.pid, group_index_);
+  __atomic_store_n(&peers_[r].dead, true, __ATOMIC_RELAXED);  // checked no more
+  ++dead_peers_;
+  fail_ops_to(static_cast<int>(r));
+  opt_.report_evidence(static_cast<int>(r), net::evidence::pid_gone,
+                       "it exited without closing its device");
 }
 
 bool native_device::reclaim_from_dead(uint64_t head) {

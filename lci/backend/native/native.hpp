@@ -91,6 +91,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -267,6 +268,7 @@ bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, u
 // of lci/core/settings.def, given by the creator).
 struct options {
   uint64_t ring_cells = 0;    // LCI_SHM_RING_SIZE (a power of two)
+  int map_all = 0;            // LCI_SHM_MAP_ALL: up to this many local ranks, map all at attach
   size_t max_payload = 0;     // the largest message (the core's receive size)
   bool cma = false;           // LCI_SHM_CMA: cross-memory attach where the kernel allows it
   int test_no_cma_rank = -1;  // LCI's tests (LCIT_native_refuse_cma): pipelined to this rank
@@ -350,25 +352,29 @@ class native_device final {
 
   // What peers need to map the segment: printable, without spaces.
   std::string address() const;
-  // Maps the segments of the ranks marked local (this one included) from
-  // their address() strings and, where Yama needs it, names the local
-  // peers' nearest common ancestor as this process's ptracer. Fatal, with
-  // a message naming the rank, if a segment cannot be mapped.
+  // Reads the address() strings of the ranks marked local (their segments
+  // are mapped at the first contact, reach) and, where Yama needs it, names
+  // the local peers' nearest common ancestor as this process's ptracer.
+  // Fatal, naming the rank, for a malformed address.
   void attach(const std::vector<std::string>& addresses, const std::vector<bool>& local);
-  // After a fence that follows every rank's attach(): closes this
-  // segment's descriptor (every local peer has mapped it) and tests
-  // cross-memory attach towards each local peer.
+  // After a fence that follows every rank's attach(). Peers are mapped at
+  // their first contact (reach), not here.
   void attached();
 
-  // Kept for the backend contract: the descriptor is closed by attached().
-  void peers_attached() { close_descriptor(); }
+  // Kept for the backend contract (the descriptor stays open: see attached()).
+  void peers_attached() {}
+  // Teardown, before the barrier that precedes the device's close: from
+  // now on a peer this rank never mapped may exit after its own finalize,
+  // which its exit alone cannot tell from a death.
+  void begin_close() { closing_.store(true, std::memory_order_relaxed); }
 
   size_t max_inject() const { return opt_.max_payload; }
   size_t rx_queue_size() const { return own_ring_.size(); }
   // The most one RDMA operation moves to `rank`: unlimited with
   // cross-memory attach, one cell's payload when its data is pipelined.
   size_t max_message_size(int rank) const {
-    return peers_[static_cast<size_t>(rank)].cma ? SIZE_MAX : opt_.max_payload;
+    // (whether cross-memory attach works is learnt when the peer is mapped)
+    return const_cast<native_device*>(this)->reach(rank).cma ? SIZE_MAX : opt_.max_payload;
   }
   // Memory this device holds for the transport: its segment (shared) and
   // its private completion ring. Peers' segments are mapped, not owned.
@@ -377,7 +383,15 @@ class native_device final {
   // Local peers (this rank excluded) whose bulk data is pipelined.
   int pipelined_peers() const {
     int n = 0;
-    for (const peer& p : peers_) n += p.head && p.pid != 0 && !p.cma;
+    for (size_t r = 0; r < peers_.size(); ++r)
+      n += mapped(r) && peers_[r].pid != 0 && !peers_[r].cma;
+    return n;
+  }
+  // Local peers (this rank excluded) whose segment this rank has mapped:
+  // those it has talked to (all of them with LCI_SHM_MAP_ALL). Any thread.
+  size_t connected_peers() const {
+    size_t n = 0;
+    for (size_t r = 0; r < peers_.size(); ++r) n += mapped(r) && static_cast<int>(r) != rank_;
     return n;
   }
   // The process named with PR_SET_PTRACER for cross-memory attach (0: none).
@@ -393,7 +407,7 @@ class native_device final {
 
   [[gnu::always_inline]] status inject(int rank, const void* buf, size_t len, uint32_t imm) {
     net::annotate_post(this);
-    ring::slot s = peers_[rank].inbound.reserve();
+    ring::slot s = reach(rank).inbound.reserve();
     if (__builtin_expect(s.cell == nullptr, 0)) return status::retry;  // ring full
     cell* c = static_cast<cell*>(static_cast<void*>(s.cell));
     fill_message(c, buf, len, imm);
@@ -405,7 +419,7 @@ class native_device final {
     net::annotate_post(this);
     ring::slot done = local_.reserve();
     if (__builtin_expect(done.cell == nullptr, 0)) return status::retry;
-    ring::slot s = peers_[rank].inbound.reserve();
+    ring::slot s = reach(rank).inbound.reserve();
     if (__builtin_expect(s.cell == nullptr, 0)) {
       abandon_local(done);
       return status::retry;
@@ -652,12 +666,15 @@ class native_device final {
     size_t capacity;
   };
   struct peer {
+    // Set by map_peer (the first contact), then read-only: inbound, head,
+    // regs, bytes, pidfd, cma. pid, segment_fd and probe come from attach.
     ring inbound;          // the peer's inbound ring, mapped here
     segment_header* head = nullptr;
     const reg_bucket* regs = nullptr;  // the peer's registration table, mapped here
     size_t bytes = 0;
     int pid = 0;
     int pidfd = -1;
+    int segment_fd = -1;   // its segment's descriptor in its own process
     uintptr_t probe = 0;   // the address of its probe word
     bool cma = false;      // cross-memory attach works towards this peer
     bool dead = false;     // exited without closing (reported to opt_.peer_failed)
@@ -681,6 +698,20 @@ class native_device final {
     uint32_t imm;
     completion c;
   };
+
+  // A local peer's state, its segment mapped at the first call for it
+  // (one acquire load and a branch once mapped).
+  [[gnu::always_inline]] peer& reach(int rank) {
+    if (__builtin_expect(!mapped_[static_cast<size_t>(rank)].load(std::memory_order_acquire), 0))
+      map_peer(rank);
+    return peers_[static_cast<size_t>(rank)];
+  }
+  bool mapped(size_t r) const { return mapped_ && mapped_[r].load(std::memory_order_acquire); }
+  // Maps `rank`'s segment, opens its pidfd and tests cross-memory attach
+  // towards it; fatal, naming the rank, when the segment cannot be mapped.
+  [[gnu::noinline, gnu::cold]] void map_peer(int rank);
+  void test_cma(int rank);  // sets peers_[rank].cma
+  void declare_dead(size_t rank);  // check_peers: it exited without closing
 
   // Publishes a cell of `rank`'s ring and wakes that rank if it naps.
   [[gnu::always_inline]] void publish_to(int rank, const ring::slot& s) {
@@ -780,6 +811,15 @@ class native_device final {
   ring own_ring_;
   std::vector<peer> peers_;
   std::vector<uint8_t> is_local_;  // by rank: 1 if served by this transport
+  // By rank: 1 once peers_[rank] is mapped (release by map_peer, under
+  // map_lock_); this rank's own entry from attach.
+  std::unique_ptr<std::atomic<uint8_t>[]> mapped_;
+  std::mutex map_lock_;
+  size_t mapped_count_ = 0;     // under map_lock_ (for map_peer's message)
+  size_t local_peers_ = 0;      // ranks on this host besides this one
+  size_t unmapped_check_ = 0;   // check_peers' place among the unmapped peers
+  std::atomic<bool> closing_{false};  // begin_close: a peer's exit may be its finalize
+  bool map_all_ = false;      // every local peer mapped at attach (LCI_SHM_MAP_ALL)
   bool count_posted_ = false;
 
   // Consumer state (poll() runs under the device's progress lock). The
