@@ -10,11 +10,17 @@
 // process that maps it. A rank publishes its pid and the file's descriptor
 // number through the bootstrap; each local peer opens it through
 // /proc/<pid>/fd/<n> (possible only for the same user's processes), maps
-// it and checks its header. After a second fence every local peer has
-// mapped it and the descriptor is closed (close_descriptor()): from then
-// on no descriptor or name of the segment exists, only the mappings of the
-// job's ranks. The window in between (device creation, two bootstrap
-// fences) is the only time another process of the same user could open it.
+// it and checks its header. On a host of at most LCI_SHM_MAP_ALL ranks
+// every peer does so at start-up: after a second fence every local peer
+// has mapped it and the descriptor is closed (close_descriptor()), so that
+// from then on no descriptor or name of the segment exists, only the
+// mappings of the job's ranks; the window in between (device creation,
+// two bootstrap fences) is the only time another process of the same user
+// could open it. On a larger host a peer maps it at its first contact
+// (reach), so the descriptor stays open while the device lives: a process
+// of the same user that may read /proc/<pid>/fd (ptrace read access,
+// which Yama's scope 1 does not restrict) could open it then, as it could
+// already read the rank's memory without Yama.
 //
 // Trust. What a peer writes into a cell is input: poll() reads each field
 // of a cell once (read_fields), checks it against what this process knows
