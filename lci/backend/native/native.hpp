@@ -274,7 +274,6 @@ bool reg_table_allows(const reg_bucket* table, uint64_t key, uint64_t address, u
 // of lci/core/settings.def, given by the creator).
 struct options {
   uint64_t ring_cells = 0;    // LCI_SHM_RING_SIZE (a power of two)
-  int map_all = 0;            // LCI_SHM_MAP_ALL: up to this many local ranks, map all at attach
   size_t max_payload = 0;     // the largest message (the core's receive size)
   bool cma = false;           // LCI_SHM_CMA: cross-memory attach where the kernel allows it
   int test_no_cma_rank = -1;  // LCI's tests (LCIT_native_refuse_cma): pipelined to this rank
@@ -284,6 +283,9 @@ struct options {
   // Whether a rank is declared dead: its pipelined RMA requests are
   // refused (LCI_PEER_FAILURE=continue); nullptr: none is.
   bool (*is_failed)(int rank) = nullptr;
+  // LCI_SHM_MAP_ALL: with at most this many local ranks every peer is
+  // mapped at attach; with more, at the first contact (0: always then).
+  int map_all = 0;
 };
 
 // The bytes one rank's segment of one device takes.
