@@ -240,6 +240,21 @@ int op_table::in_flight() const {
 
 // ---- the device ------------------------------------------------------------------
 
+segment_header* native_device::format_segment(void* base, int rank, int32_t pid) const {
+  auto* h = new (base) segment_header{};
+  h->magic = segment_magic;
+  h->version = segment_version;
+  h->rank = rank;
+  h->pid = pid;
+  h->ncells = static_cast<uint32_t>(opt_.ring_cells);
+  h->cell_size = cell_size_for(opt_.max_payload);
+  h->bytes = own_bytes_;
+  h->probe = segment_magic;
+  ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, opt_.ring_cells)
+      .format();
+  return h;
+}
+
 native_device::native_device(int rank, int nranks, int group_index, const options& o)
     : opt_(o),
       rank_(rank),
@@ -255,19 +270,10 @@ native_device::native_device(int rank, int nranks, int group_index, const option
   if (base == MAP_FAILED)
     fatal("shared-memory transport: cannot map a segment of %zu bytes: %s", own_bytes_,
           strerror(errno));
-  own_ = new (base) segment_header{};
-  own_->magic = segment_magic;
-  own_->version = segment_version;
-  own_->rank = rank;
-  own_->pid = static_cast<int32_t>(getpid());
-  own_->ncells = static_cast<uint32_t>(o.ring_cells);
-  own_->cell_size = cell_size_for(o.max_payload);
-  own_->bytes = own_bytes_;
-  own_->probe = segment_magic;
+  own_ = format_segment(base, rank, static_cast<int32_t>(getpid()));
   own_regs_ = reinterpret_cast<reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
   own_ring_ = ring(&own_->tail, static_cast<char*>(base) + cells_offset, own_->cell_size,
                    o.ring_cells);
-  own_ring_.format();
 
   local_bytes_ = 64 + local_ring_cells * local_cell_size;
   local_memory_ = mmap(nullptr, local_bytes_, PROT_READ | PROT_WRITE,
@@ -382,6 +388,20 @@ void native_device::map_peer(int rank) {
                "peer it talks to (%zu on this host, %zu so far) besides its own; raise the "
                "limit (or its hard limit, ulimit -Hn)",
                rank, path, strerror(errno), fd_limit(), local_peers_, mapped_count_);
+  if (pfd < 0 && opt_.report_evidence != nullptr) {
+    // LCI_PEER_FAILURE=continue: a peer that died before this rank first
+    // talked to it gets a private stand-in segment, which nobody reads, and
+    // its pidfd; the next check_peers declares it dead (as it would a
+    // mapped peer's death).
+    const int err = errno;
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, p.pid, 0));
+    if (process_exited(p.pid, pidfd)) {
+      stand_in(rank, pidfd);
+      return;
+    }
+    if (pidfd >= 0) close(pidfd);
+    errno = err;
+  }
   if (pfd < 0)
     fatal("shared-memory transport: cannot open the segment of rank %d (%s: %s); run with "
           "LCI_SHM=0 to send through the network backend instead",
@@ -417,6 +437,25 @@ void native_device::map_peer(int rank) {
   if (!map_all_) test_cma(rank);
   ++mapped_count_;
   mapped_[r].store(1, std::memory_order_release);
+}
+
+void native_device::stand_in(int rank, int pidfd) {
+  peer& p = peers_[static_cast<size_t>(rank)];
+  void* base =
+      mmap(nullptr, own_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) fatal("shared-memory transport: out of memory");
+  segment_header* h = format_segment(base, rank, p.pid);
+  p.head = h;
+  p.bytes = own_bytes_;
+  p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size,
+                   opt_.ring_cells, producer_id());
+  p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
+  p.pidfd = pidfd;
+  p.cma = false;
+  LCI_LOG(info, "device %d: rank %d exited before this rank first talked to it", group_index_,
+          rank);
+  ++mapped_count_;
+  mapped_[static_cast<size_t>(rank)].store(1, std::memory_order_release);
 }
 
 void native_device::test_cma(int rank) {

@@ -719,6 +719,11 @@ class native_device final {
   // towards it; fatal, naming the rank, when the segment cannot be mapped.
   [[gnu::noinline, gnu::cold]] void map_peer(int rank);
   void test_cma(int rank);  // sets peers_[rank].cma
+  // map_peer for a peer found dead (LCI_PEER_FAILURE=continue): a private
+  // segment stands in for its own; check_peers then declares it dead.
+  void stand_in(int rank, int pidfd);
+  // Writes a segment's header at base and formats its ring.
+  segment_header* format_segment(void* base, int rank, int32_t pid) const;
   void declare_dead(size_t rank);  // check_peers: it exited without closing
 
   // Publishes a cell of `rank`'s ring and wakes that rank if it naps.
