@@ -1116,7 +1116,8 @@ void native_device::check_peers() {
     }
     declare_dead(r);
   }
-  unmapped_check_ = u > unmapped_check_ + unmapped_per_check ? unmapped_check_ + unmapped_per_check : 0;
+  unmapped_check_ += unmapped_per_check;
+  if (unmapped_check_ >= u) unmapped_check_ = 0;  // the turn starts again
 }
 
 void native_device::declare_dead(size_t r) {
