@@ -424,19 +424,26 @@ void native_device::map_peer(int rank) {
     fatal("shared-memory transport: the segment of rank %d is not what it published (do the "
           "ranks run the same LCI with the same LCI_PACKET_SIZE?)",
           rank);
+  install(rank, h, bytes, cells, static_cast<int>(syscall(SYS_pidfd_open, p.pid, 0)));
+  // At the first contact the peer has named its ptracer long since; at
+  // attach (map_all_) it may not have yet: attached() tests then.
+  if (!map_all_) test_cma(rank);
+  mapped_[r].store(1, std::memory_order_release);
+}
+
+void native_device::install(int rank, segment_header* h, size_t bytes, uint64_t cells,
+                            int pidfd) {
+  peer& p = peers_[static_cast<size_t>(rank)];
+  char* base = reinterpret_cast<char*>(h);
   p.head = h;
   p.bytes = bytes;
   // This process claims cells of the peer's ring as rank + 1, so that the
   // peer can give back a cell it held if it dies before publishing it.
-  p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size, cells,
+  p.inbound = ring(&h->tail, base + cells_offset, cell_size_for(opt_.max_payload), cells,
                    producer_id());
-  p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
-  p.pidfd = static_cast<int>(syscall(SYS_pidfd_open, p.pid, 0));
-  // At the first contact the peer has named its ptracer long since; at
-  // attach (map_all_) it may not have yet: attached() tests then.
-  if (!map_all_) test_cma(rank);
+  p.regs = reinterpret_cast<const reg_bucket*>(base + reg_table_offset);
+  p.pidfd = pidfd;
   ++mapped_count_;
-  mapped_[r].store(1, std::memory_order_release);
 }
 
 void native_device::stand_in(int rank, int pidfd) {
@@ -444,17 +451,10 @@ void native_device::stand_in(int rank, int pidfd) {
   void* base =
       mmap(nullptr, own_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) fatal("shared-memory transport: out of memory");
-  segment_header* h = format_segment(base, rank, p.pid);
-  p.head = h;
-  p.bytes = own_bytes_;
-  p.inbound = ring(&h->tail, static_cast<char*>(base) + cells_offset, h->cell_size,
-                   opt_.ring_cells, producer_id());
-  p.regs = reinterpret_cast<const reg_bucket*>(static_cast<char*>(base) + reg_table_offset);
-  p.pidfd = pidfd;
+  install(rank, format_segment(base, rank, p.pid), own_bytes_, opt_.ring_cells, pidfd);
   p.cma = false;
   LCI_LOG(info, "device %d: rank %d exited before this rank first talked to it", group_index_,
           rank);
-  ++mapped_count_;
   mapped_[static_cast<size_t>(rank)].store(1, std::memory_order_release);
 }
 

@@ -719,6 +719,10 @@ class native_device final {
   // towards it; fatal, naming the rank, when the segment cannot be mapped.
   [[gnu::noinline, gnu::cold]] void map_peer(int rank);
   void test_cma(int rank);  // sets peers_[rank].cma
+  // Sets rank's segment (mapped at h, `bytes` long, a ring of `cells`
+  // cells: values already checked, never read again from the peer's
+  // header) and pidfd; map_peer and stand_in then publish it in mapped_.
+  void install(int rank, segment_header* h, size_t bytes, uint64_t cells, int pidfd);
   // map_peer for a peer found dead (LCI_PEER_FAILURE=continue): a private
   // segment stands in for its own; check_peers then declares it dead.
   void stand_in(int rank, int pidfd);
